@@ -1,0 +1,3 @@
+from hfpatch.cli import main
+
+raise SystemExit(main())
