@@ -5,15 +5,12 @@ from __future__ import annotations
 import difflib
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from hfpatch.catalog import KnownForm, Patch, Verdict
 from hfpatch.errors import UnexpectedCode
 
-if TYPE_CHECKING:
-    import libcst
 
 
 @dataclass(frozen=True)
@@ -47,45 +44,75 @@ def identify(source: bytes, patch: Patch, version: str | None) -> Identification
             return Identification(Verdict.NOT_APPLICABLE, None, f"{patch.function} does not exist in this release")
         form = patch.form(form_name)
         return Identification(form.verdict, form, f"the file is the released {form.releases} file")
-    module = parse(source, patch)
-    function = find_function(module, patch.function)
-    if function is None:
+    located = locate_function(source, patch)
+    if located is None:
         return _absent(patch, version)
-    text = function_source(module, function)
-    function_digest, lines = function_fingerprint(text)
+    function_digest, lines = function_fingerprint(located.function_source)
     for form in patch.forms:
         if form.function_sha256 == function_digest:
             return Identification(form.verdict, form, f"{patch.function} is the {form.releases} code")
-    return _unrecognised(patch, version, text, lines)
+    return _unrecognised(patch, version, located.function_source, lines)
 
 
-def parse(source: bytes, patch: Patch) -> libcst.Module:
-    import libcst
+@dataclass(frozen=True)
+class LocatedFunction:
+    """A top-level function's place in a decoded file: lines[start:end] hold it, decorators included."""
+
+    encoding: str
+    lines: tuple[str, ...]
+    start: int
+    end: int
+
+    @property
+    def function_text(self) -> str:
+        return "".join(self.lines[self.start : self.end])
+
+    @property
+    def function_source(self) -> str:
+        """The text the catalog's digests are taken of: newlines as "\\n", no final newline."""
+        return self.function_text.replace("\r\n", "\n").rstrip("\n")
+
+    def with_function(self, text: str) -> bytes:
+        lines = (*self.lines[: self.start], text, *self.lines[self.end :])
+        return "".join(lines).encode(self.encoding)
+
+
+def locate_function(source: bytes, patch: Patch) -> LocatedFunction | None:
+    """Find the top-level function the patch targets. The file must decode and parse; it is never executed."""
+    import ast
+    import io
+    import tokenize
 
     if not source.strip():
         raise UnexpectedCode(f"{patch.target} is empty; reinstall {patch.distribution}.")
     try:
-        return libcst.parse_module(source)
-    except (libcst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        text = source.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
         raise UnexpectedCode(
-            f"{patch.target} is not valid Python ({first_line}); reinstall {patch.distribution}."
+            f"{patch.target} is not valid UTF-8 (or its declared encoding); reinstall {patch.distribution}."
         ) from None
-
-
-def find_function(module: libcst.Module, name: str) -> libcst.FunctionDef | None:
-    import libcst
-
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError) as error:
+        where = f" (line {error.lineno})" if isinstance(error, SyntaxError) and error.lineno else ""
+        raise UnexpectedCode(f"{patch.target} is not valid Python{where}; reinstall {patch.distribution}.") from None
     found = None
-    for statement in module.body:
-        if isinstance(statement, libcst.FunctionDef) and statement.name.value == name:
-            found = statement  # the last definition is the one Python binds
-    return found
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == patch.function:
+            found = node  # the last definition is the one Python binds
+    if found is None:
+        return None
+    first = min([found.lineno, *(decorator.lineno for decorator in found.decorator_list)])
+    assert found.end_lineno is not None
+    return LocatedFunction(encoding, tuple(_split_lines(text)), first - 1, found.end_lineno)
 
 
-def function_source(module: libcst.Module, function: libcst.FunctionDef) -> str:
-    code = module.code_for_node(function.with_changes(leading_lines=()))
-    return code.replace("\r\n", "\n").rstrip("\n")
+def _split_lines(text: str) -> list[str]:
+    """Lines as Python's tokenizer counts them (only \\n, \\r\\n and \\r end a line), endings kept."""
+    import re
+
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
 
 
 def _absent(patch: Patch, version: str | None) -> Identification:
@@ -150,20 +177,23 @@ def _version(version: str | None) -> Version | None:
 def patched(source: bytes, patch: Patch) -> bytes:
     """The file with the patch applied; raises UnexpectedCode unless the result is exactly the fixed form.
 
-    Only the function changes: every byte before and after it is kept, and the result is checked against the
-    recorded digest of the upstream file wherever the input is a released file.
+    Only the function's own lines are handed to the libcst transform and replaced: every byte before and after
+    them is kept by construction. The result is checked against the fixed form's digest, and against the
+    recorded digest of upstream's file wherever the input is a released file.
     """
-    module = parse(source, patch)
-    before_function = find_function(module, patch.function)
-    if before_function is None:
+    import libcst
+
+    located = locate_function(source, patch)
+    if located is None:
         raise UnexpectedCode(f"{patch.target} has no {patch.function}; nothing to patch.")
-    new_module = patch.transform()(module)
-    after_function = find_function(new_module, patch.function)
-    assert after_function is not None
-    new_source: bytes = new_module.bytes
-    _check_only_function_changed(module, before_function, new_module, after_function, patch)
-    identification = identify(new_source, patch, None)
-    if identification.verdict is not Verdict.FIXED:
+    try:
+        function_module = libcst.parse_module(located.function_text)
+    except libcst.ParserSyntaxError:
+        raise UnexpectedCode(f"libcst cannot parse {patch.function} in {patch.target}.") from None
+    new_source = located.with_function(patch.transform()(function_module).code)
+    new_located = locate_function(new_source, patch)
+    digest, _ = function_fingerprint(new_located.function_source) if new_located else ("", ())
+    if digest not in {form.function_sha256 for form in patch.forms if form.verdict is Verdict.FIXED}:
         raise UnexpectedCode(
             f"the transform of {patch.id} did not produce the fixed {patch.function}; this is a bug in hfpatch."
         )
@@ -173,24 +203,6 @@ def patched(source: bytes, patch: Patch) -> bytes:
             f"the transform of {patch.id} did not produce upstream's {patch.fixed_in} file; this is a bug in hfpatch."
         )
     return new_source
-
-
-def _check_only_function_changed(
-    before: libcst.Module,
-    before_function: libcst.FunctionDef,
-    after: libcst.Module,
-    after_function: libcst.FunctionDef,
-    patch: Patch,
-) -> None:
-    old_code, new_code = before.code, after.code
-    old_function, new_function = before.code_for_node(before_function), after.code_for_node(after_function)
-    old_at, new_at = old_code.rfind(old_function), new_code.rfind(new_function)
-    same_prefix = old_code[:old_at] == new_code[:new_at]
-    same_suffix = old_code[old_at + len(old_function) :] == new_code[new_at + len(new_function) :]
-    if old_at < 0 or new_at < 0 or not same_prefix or not same_suffix:
-        raise UnexpectedCode(
-            f"the transform of {patch.id} changed code outside {patch.function}; this is a bug in hfpatch."
-        )
 
 
 def unified_diff(before: bytes, after: bytes, path: str) -> str:

@@ -7,23 +7,23 @@ recorded digests against every installed release, so a wrong entry cannot go unn
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-import libcst
-
-from hfpatch.analysis import find_function, function_fingerprint, function_source, sha256
+from hfpatch.analysis import function_fingerprint, locate_function, sha256
+from hfpatch.catalog import load_catalog
 
 
 def main(argv: list[str]) -> int:
-    path, name = Path(argv[0]), argv[1]
+    path, function = Path(argv[0]), argv[1]
     source = path.read_bytes()
-    module = libcst.parse_module(source)
-    function = find_function(module, name)
+    patch = replace(load_catalog()[0], function=function, target=str(path))
+    located = locate_function(source, patch)
     print(f"file_sha256 = {sha256(source)!r}")
-    if function is None:
+    if located is None:
         print("function: absent")
         return 0
-    digest, lines = function_fingerprint(function_source(module, function))
+    digest, lines = function_fingerprint(located.function_source)
     print(f"function_sha256 = {digest!r}")
     print(f"line_digests = {lines!r}")
     return 0

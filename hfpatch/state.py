@@ -1,0 +1,146 @@
+"""hfpatch's record of what it did to an environment, and the byte-exact backup, kept beside the package.
+
+Layout, in the directory that holds the patched package (site-packages):
+
+    .hfpatch/lock                      the environment's lock
+    .hfpatch/<patch id>/state.json     the record (versioned)
+    .hfpatch/<patch id>/original       the file's bytes before apply
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from hfpatch.errors import StateError
+from hfpatch.files import describe_os_error, write_atomically
+
+SCHEMA = 1
+STATE_DIR = ".hfpatch"
+
+
+@dataclass(frozen=True)
+class Record:
+    schema: int
+    patch: str
+    hfpatch_version: str
+    applied_at: str
+    distribution: str
+    version: str | None
+    dist_info: str | None
+    target: str
+    before_sha256: str
+    after_sha256: str
+    # The RECORD line of the target before apply, restored by revert; None when RECORD does not list it.
+    record_line_before: str | None
+    # "applying" until every step of apply is done, "reverting" once revert has begun, else "applied".
+    phase: str
+
+
+def state_root(root: Path) -> Path:
+    return root / STATE_DIR
+
+
+def lock_file(root: Path) -> Path:
+    return state_root(root) / "lock"
+
+
+def patch_dir(root: Path, patch_id: str) -> Path:
+    return state_root(root) / patch_id
+
+
+def backup_path(root: Path, patch_id: str) -> Path:
+    return patch_dir(root, patch_id) / "original"
+
+
+def record_path(root: Path, patch_id: str) -> Path:
+    return patch_dir(root, patch_id) / "state.json"
+
+
+def load(root: Path, patch_id: str) -> Record | None:
+    path = record_path(root, patch_id)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise StateError(f"cannot read hfpatch's record {path}: {error}.") from None
+    return parse(text, path)
+
+
+def parse(text: str, path: Path) -> Record:
+    corrupt = StateError(
+        f"hfpatch's record {path} is corrupt; nothing was changed. Check the file against its backup, "
+        f"then remove {path.parent} by hand."
+    )
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise corrupt from None
+    if not isinstance(data, dict) or not isinstance(data.get("schema"), int):
+        raise corrupt
+    if data["schema"] > SCHEMA:
+        raise StateError(
+            f"hfpatch's record {path} was written by a newer hfpatch ({data.get('hfpatch_version', 'unknown')}, "
+            f"record schema {data['schema']}); upgrade hfpatch to act on this environment."
+        )
+    names = {field.name for field in fields(Record)}
+    if set(data) != names or not _well_typed(data):
+        raise corrupt
+    return Record(**data)
+
+
+def _well_typed(data: dict[str, Any]) -> bool:
+    strings = ("patch", "hfpatch_version", "applied_at", "distribution", "target", "before_sha256", "after_sha256")
+    optional = ("version", "dist_info", "record_line_before")
+    return (
+        all(isinstance(data[key], str) for key in strings)
+        and all(data[key] is None or isinstance(data[key], str) for key in optional)
+        and data["phase"] in {"applying", "applied", "reverting"}
+    )
+
+
+def save(root: Path, record: Record) -> None:
+    directory = patch_dir(root, record.patch)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise describe_os_error(error, directory, "create") from None
+    text = json.dumps(asdict(record), indent=2, sort_keys=True) + "\n"
+    parse(text, record_path(root, record.patch))  # never persist what could not be read back
+    write_atomically(record_path(root, record.patch), text.encode("utf-8"), mode=0o644)
+
+
+def save_backup(root: Path, patch_id: str, data: bytes) -> None:
+    directory = patch_dir(root, patch_id)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise describe_os_error(error, directory, "create") from None
+    write_atomically(backup_path(root, patch_id), data, mode=0o644)
+
+
+def load_backup(root: Path, patch_id: str) -> bytes | None:
+    try:
+        return backup_path(root, patch_id).read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise describe_os_error(error, backup_path(root, patch_id), "read") from None
+
+
+def discard(root: Path, patch_id: str) -> None:
+    """Drop the record first, then the backup: a crash in between leaves a backup without a record, never the
+    reverse."""
+    directory = patch_dir(root, patch_id)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            record_path(root, patch_id).unlink()
+        if directory.exists():
+            shutil.rmtree(directory)
+    except OSError as error:
+        raise describe_os_error(error, directory, "remove") from None
