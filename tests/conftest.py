@@ -1,0 +1,138 @@
+"""Fixtures shared by the suite: the release under test, private copies of it, and running hfpatch for real."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hfpatch.catalog import Patch, load_catalog
+
+TARGET = "transformers/dynamic_module_utils.py"
+
+
+@pytest.fixture(scope="session")
+def patch() -> Patch:
+    (only,) = [candidate for candidate in load_catalog() if candidate.id == "transformers-46618"]
+    return only
+
+
+@dataclass(frozen=True)
+class Release:
+    """The transformers release installed in this test environment (the nox matrix picks it)."""
+
+    version: str
+    root: Path
+    dist_info: Path
+
+    @property
+    def file(self) -> Path:
+        return self.root / TARGET
+
+    @property
+    def source(self) -> bytes:
+        return self.file.read_bytes()
+
+
+def _installed_release() -> Release | None:
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations))).parent
+    distribution = importlib.metadata.distribution("transformers")
+    dist_info = Path(str(distribution._path))  # type: ignore[attr-defined]
+    return Release(distribution.version, root, dist_info)
+
+
+@pytest.fixture(scope="session")
+def release() -> Release:
+    found = _installed_release()
+    if found is None:
+        pytest.skip("transformers is not installed in this environment (the nox matrix installs it)")
+    return found
+
+
+@dataclass(frozen=True)
+class Site:
+    """A private copy of the installed release, imported first through PYTHONPATH.
+
+    Files are hard links to the test environment's copy, except the ones hfpatch may write, which are real copies:
+    hfpatch replaces files with new inodes, and a test would catch it writing through a link.
+    """
+
+    root: Path
+    version: str
+
+    @property
+    def file(self) -> Path:
+        return self.root / TARGET
+
+    @property
+    def dist_info(self) -> Path:
+        (found,) = self.root.glob("transformers-*.dist-info")
+        return found
+
+    @property
+    def record(self) -> Path:
+        return self.dist_info / "RECORD"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / ".hfpatch"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items() if key != "HFPATCH_FAULT"}
+        env["PYTHONPATH"] = str(self.root)
+        env.update(extra)
+        return env
+
+
+def make_site(release: Release, root: Path) -> Site:
+    root.mkdir(parents=True)
+    shutil.copytree(release.root / "transformers", root / "transformers", copy_function=os.link)
+    shutil.copytree(release.dist_info, root / release.dist_info.name)
+    for private in (root / TARGET, root / release.dist_info.name / "RECORD"):
+        data = private.read_bytes()
+        private.unlink()
+        private.write_bytes(data)
+    shutil.rmtree(root / "transformers" / "__pycache__", ignore_errors=True)
+    return Site(root, release.version)
+
+
+@pytest.fixture
+def site(release: Release, tmp_path: Path) -> Site:
+    return make_site(release, tmp_path / "site")
+
+
+@dataclass(frozen=True)
+class Completed:
+    code: int
+    out: str
+    err: str
+
+
+def run_hfpatch(*args: str, env: dict[str, str] | None = None, python: str | None = sys.executable) -> Completed:
+    """hfpatch as a user runs it: a real process. By default aimed at this interpreter through --python."""
+    command = [sys.executable, "-m", "hfpatch", *args]
+    if python is not None and args and not args[0].startswith("-"):
+        command += ["--python", python]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+    return Completed(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.fixture(autouse=True)
+def _leave_the_process_as_found() -> Iterator[None]:
+    path, modules, environ = list(sys.path), set(sys.modules), dict(os.environ)
+    yield
+    assert sys.path == path, "a test changed sys.path"
+    assert os.environ == environ, "a test changed the environment"
+    leaked = {name for name in set(sys.modules) - modules if name.split(".")[0] == "transformers"}
+    assert not leaked, f"a test imported {sorted(leaked)[:3]} into the test process"
