@@ -12,7 +12,6 @@ from hfpatch.catalog import KnownForm, Patch, Verdict
 from hfpatch.errors import UnexpectedCode
 
 
-
 @dataclass(frozen=True)
 class Identification:
     verdict: Verdict
@@ -119,16 +118,21 @@ def _absent(patch: Patch, version: str | None) -> Identification:
     parsed = _version(version)
     if parsed is not None and parsed < Version(patch.introduced_in):
         return Identification(
-            Verdict.NOT_APPLICABLE, None, f"{patch.function} is absent, as in every release before {patch.introduced_in}"
+            Verdict.NOT_APPLICABLE,
+            None,
+            f"{patch.function} is absent, as in every release before {patch.introduced_in}",
         )
     if parsed is not None and parsed >= Version(patch.fixed_in):
         return Identification(
-            Verdict.FIXED, None, f"{patch.function} is gone from this release, which is {patch.fixed_in} or newer"
+            Verdict.FIXED,
+            None,
+            f"{patch.function} is gone from this release, which is {patch.fixed_in} or newer",
         )
     return Identification(
         Verdict.UNRECOGNISED,
         None,
-        f"{patch.target} has no {patch.function}, yet {patch.distribution} {version or '(unknown version)'} should define it",
+        f"{patch.target} has no {patch.function}, yet {patch.distribution} "
+        f"{version or '(unknown version)'} should define it",
     )
 
 
@@ -158,8 +162,7 @@ def _what_differs(patch: Patch, text: str, lines: tuple[str, ...]) -> str:
             continue
         if i1 < i2:
             return (
-                f"{patch.function} line {i1 + 1} differs from the {closest.releases} code: "
-                f"{text_lines[i1].strip()!r}"
+                f"{patch.function} line {i1 + 1} differs from the {closest.releases} code: {text_lines[i1].strip()!r}"
             )
         return f"{patch.function} lacks line {j1 + 1} of the {closest.releases} code (after line {i1})"
     return f"{patch.function} matches no known form"

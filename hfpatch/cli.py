@@ -95,9 +95,10 @@ def exit_code(results: Sequence[EnvironmentResult]) -> ExitCode:
 
 def render_text(results: Sequence[EnvironmentResult], show_diff: bool = False) -> None:
     for result in results:
-        click.echo(_environment_heading(result))
         if result.error:
-            click.echo(f"  error: {result.error}", err=True)
+            click.echo(f"hfpatch: error: {result.error}", err=True)
+            continue
+        click.echo(_environment_heading(result))
         for item in result.patches:
             if item.outcome is None:
                 click.echo(f"  {item.patch.id}: error: {item.error}", err=True)
@@ -259,7 +260,9 @@ def list_(pythons: tuple[str, ...], as_json: bool) -> None:
     if not as_json:
         for patch in load_catalog():
             click.echo(f"{patch.id}: {patch.title}")
-            click.echo(f"  upstream {patch.upstream} ({patch.upstream_url}), fixed in {patch.distribution} {patch.fixed_in}")
+            click.echo(
+                f"  upstream {patch.upstream} ({patch.upstream_url}), fixed in {patch.distribution} {patch.fixed_in}"
+            )
             click.echo(f"  patches {patch.function} in {patch.target}")
     results = run(pythons, (), lambda p, i, inst: engine.check(p, i, inst, fail_obsolete=False))
     if as_json:

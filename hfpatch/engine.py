@@ -132,9 +132,7 @@ def assess(patch: Patch, interpreter: Interpreter, installation: Installation | 
             summary=f"needs the patch: {identification.detail}, which has the bug fixed in {patch.fixed_in}",
         )
     if verdict is Verdict.NOT_APPLICABLE:
-        return replace(
-            base, condition=Condition.NOT_APPLICABLE, summary=f"not applicable: {identification.detail}"
-        )
+        return replace(base, condition=Condition.NOT_APPLICABLE, summary=f"not applicable: {identification.detail}")
     if verdict is Verdict.UNRECOGNISED:
         return replace(
             base,
@@ -306,7 +304,7 @@ def _apply_without_writing(assessment: Assessment) -> Outcome:
 
 
 def _apply_dry_run(assessment: Assessment) -> Outcome:
-    original, new = _original_and_patched(assessment)
+    _, new = _original_and_patched(assessment)
     target = assessment.target
     assert target is not None and assessment.installation is not None
     current = files.read_bytes(target)
@@ -425,7 +423,7 @@ def _new_record(patch: Patch, installation: Installation, original: bytes, new: 
 def _refuse_links(target: Path) -> None:
     if target.is_symlink():
         raise TargetError(
-            f"{target} is a symbolic link (to {os.readlink(target)}); hfpatch does not write through links. "
+            f"{target} is a symbolic link (to {target.readlink()}); hfpatch does not write through links. "
             "Patch the file it points to in its own tree, or install the package without links."
         )
 

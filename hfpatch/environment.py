@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,7 +125,8 @@ def _find_dist_info(root: Path, distribution: str, relative_file: str) -> Path |
         candidates = [
             entry
             for entry in root.iterdir()
-            if entry.name.endswith(".dist-info") and _normalise(entry.name[: -len(".dist-info")].split("-")[0]) == wanted
+            if entry.name.endswith(".dist-info")
+            and _normalise(entry.name[: -len(".dist-info")].split("-")[0]) == wanted
         ]
     except OSError as error:
         raise TargetError(f"cannot list {root}: {error.strerror}.") from None

@@ -45,7 +45,7 @@ def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
                 if old is not None and os.geteuid() == 0:
                     os.fchown(handle.fileno(), old.st_uid, old.st_gid)
                 os.fsync(handle.fileno())
-            os.replace(temporary, path)
+            temporary.replace(path)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()

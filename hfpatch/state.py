@@ -95,7 +95,15 @@ def parse(text: str, path: Path) -> Record:
 
 
 def _well_typed(data: dict[str, Any]) -> bool:
-    strings = ("patch", "hfpatch_version", "applied_at", "distribution", "target", "before_sha256", "after_sha256")
+    strings = (
+        "patch",
+        "hfpatch_version",
+        "applied_at",
+        "distribution",
+        "target",
+        "before_sha256",
+        "after_sha256",
+    )
     optional = ("version", "dist_info", "record_line_before")
     return (
         all(isinstance(data[key], str) for key in strings)

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,15 +125,82 @@ def run_hfpatch(*args: str, env: dict[str, str] | None = None, python: str | Non
     command = [sys.executable, "-m", "hfpatch", *args]
     if python is not None and args and not args[0].startswith("-"):
         command += ["--python", python]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+    # Not from the repository: `-m` would put the source tree, rather than the installed wheel, first on sys.path.
+    cwd = tempfile.gettempdir()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=300, check=False)
     return Completed(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _leave_the_test_environment_unpatched() -> Iterator[None]:
+    """Tests act on private copies and venvs; the test environment's own transformers must never change."""
+    found = _installed_release()
+    before = None if found is None else found.source
+    yield
+    if found is not None:
+        assert found.source == before, f"a test changed {found.file}"
+        assert not (found.root / ".hfpatch").exists(), f"a test left hfpatch state in {found.root}"
 
 
 @pytest.fixture(autouse=True)
 def _leave_the_process_as_found() -> Iterator[None]:
-    path, modules, environ = list(sys.path), set(sys.modules), dict(os.environ)
+    path, modules, environ = list(sys.path), set(sys.modules), _environ()
     yield
     assert sys.path == path, "a test changed sys.path"
-    assert os.environ == environ, "a test changed the environment"
+    assert _environ() == environ, "a test changed the environment"
     leaked = {name for name in set(sys.modules) - modules if name.split(".")[0] == "transformers"}
     assert not leaked, f"a test imported {sorted(leaked)[:3]} into the test process"
+
+
+def _environ() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if key != "PYTEST_CURRENT_TEST"}
+
+
+@dataclass(frozen=True)
+class Venv:
+    """A real virtual environment with its own pip-installed transformers; the rest comes from the test env."""
+
+    path: Path
+
+    @property
+    def python(self) -> str:
+        return str(self.path / "bin" / "python")
+
+    @property
+    def site_packages(self) -> Path:
+        (found,) = self.path.glob("lib/python*/site-packages")
+        return found
+
+    def pip(self, *args: str) -> None:
+        command = [sys.executable, "-m", "pip", "--python", self.python, "--disable-pip-version-check", *args]
+        subprocess.run(command, check=True, capture_output=True, timeout=600)
+
+
+def make_venv(path: Path, transformers: str) -> Venv:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
+    venv = Venv(path)
+    (venv.site_packages / "_test_dependencies.pth").write_text(f"{_dependencies_view(path.parent)}\n")
+    venv.pip("install", "--no-deps", "--no-compile", f"transformers=={transformers}")
+    return venv
+
+
+def _dependencies_view(where: Path) -> Path:
+    """The test environment's packages but transformers and hfpatch: what transformers needs to import.
+
+    The venv must not see the test environment's own transformers, or pip would find it "already installed" and
+    hfpatch would act on it.
+    """
+    import sysconfig
+
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    view = where / "dependencies"
+    if view.exists():
+        return view
+    view.mkdir()
+    for entry in purelib.iterdir():
+        if entry.name.split("-")[0].split(".")[0].lower() in {"transformers", "hfpatch"}:
+            continue
+        if entry.name.endswith(".pth") or entry.name.startswith("."):
+            continue
+        (view / entry.name).symlink_to(entry)
+    return view
