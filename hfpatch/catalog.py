@@ -71,7 +71,8 @@ class Patch:
 
 def load_catalog() -> tuple[Patch, ...]:
     """Every patch shipped with this hfpatch, in a stable order (by id)."""
-    from hfpatch import patches as catalog_package
+    # In the wheel the repository's patches/ is hfpatch.patches (see pyproject.toml); never a top-level package.
+    catalog_package = importlib.import_module("hfpatch.patches")
 
     found: list[Patch] = []
     for info in pkgutil.iter_modules(catalog_package.__path__):

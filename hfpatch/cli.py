@@ -50,7 +50,8 @@ def run(pythons: Sequence[str], patch_ids: Sequence[str], operation: Operation) 
     """Run `operation` for every selected patch in every environment; failures are gathered, not raised."""
     patches = _select(patch_ids)
     results = []
-    for python in pythons or [None]:
+    requested: list[str | None] = list(pythons) if pythons else [None]
+    for python in requested:
         result = EnvironmentResult(requested=python)
         results.append(result)
         try:

@@ -73,7 +73,7 @@ class _Backport(libcst.CSTTransformer):
         return updated_node.with_changes(value=call.func.value)
 
     def leave_Return(self, original_node: libcst.Return, updated_node: libcst.Return) -> libcst.Return:
-        if not self._in_helper():
+        if not self._in_helper() or updated_node.value is None:
             return updated_node
         # `source_file_path.<method>(...)...` -> `canonical_path.<method>(...)...`
         self.edits["return canonical path"] += 1
@@ -85,7 +85,7 @@ class _Backport(libcst.CSTTransformer):
         if not self._in_helper() or not isinstance(updated_node.body, libcst.IndentedBlock):
             return updated_node
         first, *rest = updated_node.body.body
-        if not first.leading_lines:
+        if not isinstance(first, libcst.SimpleStatementLine) or not first.leading_lines:
             return updated_node
         # Upstream dropped the comment on the fallback together with the change.
         self.edits["drop fallback comment"] += 1
