@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from dataclasses import dataclass
-
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
 
 from hfpatch.catalog import KnownForm, Patch, Verdict
 from hfpatch.errors import UnexpectedCode
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def _split_lines(text: str) -> list[str]:
 
 def _absent(patch: Patch, version: str | None) -> Identification:
     parsed = _version(version)
-    if parsed is not None and parsed < Version(patch.introduced_in):
+    if parsed is not None and parsed < _version_of(patch.introduced_in):
         return Identification(
             Verdict.NOT_APPLICABLE,
             None,
@@ -138,7 +139,7 @@ def _absent(patch: Patch, version: str | None) -> Identification:
 
 def _unrecognised(patch: Patch, version: str | None, text: str, lines: tuple[str, ...]) -> Identification:
     parsed = _version(version)
-    if parsed is not None and parsed >= Version(patch.fixed_in) and not parsed.is_prerelease:
+    if parsed is not None and parsed >= _version_of(patch.fixed_in) and not parsed.is_prerelease:
         return Identification(
             Verdict.FIXED,
             None,
@@ -150,6 +151,8 @@ def _unrecognised(patch: Patch, version: str | None, text: str, lines: tuple[str
 
 def _what_differs(patch: Patch, text: str, lines: tuple[str, ...]) -> str:
     """Point at the first line where the function leaves the known form it is closest to."""
+    import difflib
+
     candidates = [form for form in patch.forms if form.line_digests]
     if not candidates:
         return f"{patch.function} matches no known form"
@@ -169,12 +172,22 @@ def _what_differs(patch: Patch, text: str, lines: tuple[str, ...]) -> str:
 
 
 def _version(version: str | None) -> Version | None:
+    """The parsed version, or None where it is unknown or not PEP 440 (the code alone decides then)."""
+    from packaging.version import InvalidVersion
+
     if version is None:
         return None
     try:
-        return Version(version)
+        return _version_of(version)
     except InvalidVersion:
         return None
+
+
+def _version_of(text: str) -> Version:
+    # packaging is imported only where a version must be compared: `hfpatch check` mostly never needs it.
+    from packaging.version import Version
+
+    return Version(text)
 
 
 def patched(source: bytes, patch: Patch) -> bytes:
@@ -209,6 +222,8 @@ def patched(source: bytes, patch: Patch) -> bytes:
 
 
 def unified_diff(before: bytes, after: bytes, path: str) -> str:
+    import difflib
+
     old = before.decode("utf-8", "replace").splitlines(keepends=True)
     new = after.decode("utf-8", "replace").splitlines(keepends=True)
     return "".join(difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"))

@@ -253,6 +253,18 @@ def revert(pythons: tuple[str, ...], patch_ids: tuple[str, ...], as_json: bool, 
     _finish("revert", results, as_json, show_diff=dry_run)
 
 
+@cli.command()
+@_python_option
+@_patch_option
+@_json_option
+def verify(pythons: tuple[str, ...], patch_ids: tuple[str, ...], as_json: bool) -> None:
+    """Prove the fix where it runs: load a throwaway hub-cache snapshot with the real loader, offline."""
+    from hfpatch.verification import verify as run_probe
+
+    results = run(pythons, patch_ids, run_probe)
+    _finish("verify", results, as_json)
+
+
 @cli.command(name="list")
 @_python_option
 @_json_option

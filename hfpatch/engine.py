@@ -12,10 +12,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
-
-from packaging.version import InvalidVersion, Version
 
 import hfpatch
 from hfpatch import files, state
@@ -264,6 +261,8 @@ def _dist_info_name(installation: Installation) -> str | None:
 
 
 def _at_least(version: str | None, floor: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
     if version is None:
         return False
     try:
@@ -404,6 +403,8 @@ def _roll_back(
 
 
 def _new_record(patch: Patch, installation: Installation, original: bytes, new: bytes) -> state.Record:
+    from datetime import datetime, timezone
+
     return state.Record(
         schema=state.SCHEMA,
         patch=patch.id,

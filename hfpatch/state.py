@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -149,6 +148,8 @@ def discard(root: Path, patch_id: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             record_path(root, patch_id).unlink()
         if directory.exists():
+            import shutil
+
             shutil.rmtree(directory)
     except OSError as error:
         raise describe_os_error(error, directory, "remove") from None

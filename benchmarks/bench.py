@@ -1,0 +1,104 @@
+"""What hfpatch costs, next to what a runtime monkeypatch costs every process.
+
+Run it with the interpreter of an environment that has hfpatch and an affected transformers installed:
+
+    python benchmarks/bench.py [--runs N]
+
+It prints the median wall time, over N runs in one go, of: a bare interpreter start; `hfpatch check`;
+`hfpatch apply` on a fresh copy of the target each time; and `python -c "import transformers.dynamic_module_utils"`,
+the import a runtime monkeypatch must pay in every process. The environment's own transformers is never written:
+apply runs on a private copy that is imported first through PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+TARGET = Path("transformers") / "dynamic_module_utils.py"
+
+
+def timed(command: list[str], env: dict[str, str], expect: set[int]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in expect:
+        raise SystemExit(f"{command} exited {done.returncode}: {done.stderr.decode()[-400:]}")
+    return elapsed
+
+
+def median_of(runs: int, measure: Callable[[], float]) -> float:
+    measure()  # warm the page cache; not counted
+    return statistics.median(measure() for _ in range(runs))
+
+
+def private_copy(scratch: Path) -> Path:
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("transformers is not installed in this environment")
+    root = Path(next(iter(spec.submodule_search_locations))).parent
+    site = scratch / "site"
+    shutil.copytree(root / "transformers", site / "transformers", copy_function=os.link)
+    for dist_info in root.glob("transformers-*.dist-info"):
+        shutil.copytree(dist_info, site / dist_info.name)
+    private = site / TARGET
+    data = private.read_bytes()
+    private.unlink()
+    private.write_bytes(data)
+    return site
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=15)
+    runs = parser.parse_args().runs
+    hfpatch = [sys.executable, "-m", "hfpatch"]
+    with tempfile.TemporaryDirectory(prefix="hfpatch-bench-") as scratch_name:
+        site = private_copy(Path(scratch_name))
+        env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
+        original = (site / TARGET).read_bytes()
+        (record,) = site.glob("transformers-*.dist-info/RECORD")
+        original_record = record.read_bytes()
+
+        def fresh_apply() -> float:
+            (site / TARGET).unlink()
+            (site / TARGET).write_bytes(original)
+            record.write_bytes(original_record)
+            shutil.rmtree(site / ".hfpatch", ignore_errors=True)
+            shutil.rmtree(site / "transformers" / "__pycache__", ignore_errors=True)
+            return timed([*hfpatch, "apply"], env, {0})
+
+        python = [sys.executable, "-c"]
+        rows = [
+            ("bare interpreter start (python -c pass)", median_of(runs, lambda: timed([*python, "pass"], env, {0}))),
+            ("hfpatch check", median_of(runs, lambda: timed([*hfpatch, "check"], env, {0, 1}))),
+            ("hfpatch apply (fresh copy each run)", median_of(runs, fresh_apply)),
+            (
+                "python -c 'import transformers.dynamic_module_utils'",
+                median_of(runs, lambda: timed([*python, "import transformers.dynamic_module_utils"], env, {0})),
+            ),
+        ]
+    baseline = rows[-1][1]
+    version = subprocess.run(
+        [sys.executable, "-c", "import importlib.metadata as m; print(m.version('transformers'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    print(f"Python {sys.version.split()[0]}, transformers {version}, {runs} runs each, median wall time")
+    print(f"{'what':<56} {'median':>10} {'vs import':>10}")
+    for name, seconds in rows:
+        print(f"{name:<56} {seconds * 1000:>8.1f} ms {seconds / baseline:>9.2f}x")
+
+
+if __name__ == "__main__":
+    main()
