@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -46,5 +47,7 @@ if __name__ == "__main__":
     request = json.loads(sys.argv[1])
     if request["action"] == "describe":
         print(json.dumps(describe(request["package"])))
+    elif request["action"] == "source_hash":
+        print(importlib.util.source_hash(Path(request["path"]).read_bytes()).hex())
     else:
         compile_bytecode(request["source"], request["requests"])
