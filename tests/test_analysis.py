@@ -11,6 +11,21 @@ from hfpatch.catalog import Patch, Verdict
 from hfpatch.errors import UnexpectedCode
 
 
+def test_the_session_installed_the_release_it_names(patch: Patch) -> None:
+    """A matrix session whose install went wrong must fail here, not skip its way to green."""
+    import importlib.metadata
+    import os
+
+    expected = os.environ.get("HFPATCH_EXPECT_TRANSFORMERS")
+    if expected is None:
+        pytest.skip("not run by nox")
+    try:
+        installed = importlib.metadata.version("transformers")
+    except importlib.metadata.PackageNotFoundError:
+        installed = "none"
+    assert installed == expected
+
+
 def _form(release: Release) -> str:
     return FORM_BY_RELEASE[release.version]
 
