@@ -123,7 +123,7 @@ def _absent(patch: Patch, version: str | None) -> Identification:
             None,
             f"{patch.function} is absent, as in every release before {patch.introduced_in}",
         )
-    if parsed is not None and parsed >= Version(patch.fixed_in):
+    if parsed is not None and parsed >= _version_of(patch.fixed_in):
         return Identification(
             Verdict.FIXED,
             None,
