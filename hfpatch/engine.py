@@ -126,7 +126,10 @@ def assess(patch: Patch, interpreter: Interpreter, installation: Installation | 
         return replace(
             base,
             condition=Condition.NEEDS_PATCH,
-            summary=f"needs the patch: {identification.detail}, which has the bug fixed in {patch.fixed_in}",
+            summary=(
+                f"needs the patch: {identification.detail}, which has the bug that {patch.upstream} fixed in "
+                f"{patch.fixed_in}; run `hfpatch apply`"
+            ),
         )
     if verdict is Verdict.NOT_APPLICABLE:
         return replace(base, condition=Condition.NOT_APPLICABLE, summary=f"not applicable: {identification.detail}")
@@ -162,6 +165,11 @@ def assess(patch: Patch, interpreter: Interpreter, installation: Installation | 
 def _with_record(base: Assessment, record: state.Record, installation: Installation, source: bytes) -> Assessment:
     patch, digest = base.patch, sha256(source)
     target = installation.path_of(patch.target)
+    if digest != record.before_sha256:
+        _, problem = _backup(installation, record)
+        if problem is not None:
+            note = f"{problem}: `hfpatch revert` cannot restore the original; reinstall {patch.distribution} for it"
+            base = replace(base, notes=(*base.notes, note))
     if digest == record.after_sha256:
         lagging = _record_lags(installation, patch, source) or _first(_stale_bytecode(base.interpreter, target, source))
         if record.phase == "applied" and not lagging:
@@ -210,22 +218,31 @@ def _record_lags(installation: Installation, patch: Patch, source: bytes) -> str
 
 
 def _stale_bytecode(interpreter: Interpreter, target: Path, source: bytes) -> list[str]:
-    """Unchecked-hash .pyc files are never compared with their source: one that holds other code would run."""
-    import importlib.util
+    """Unchecked-hash .pyc files are never compared with their source: one that holds other code would run.
 
+    Only the target interpreter's own cache tag matters (no other interpreter loads that file), and the source hash
+    is the target interpreter's: computed here when it is this interpreter, else asked of it.
+    """
     stale = []
     for pyc in files.bytecode_files(target):
-        if files.bytecode_mode(pyc) != "UNCHECKED_HASH":
+        if pyc.name.split(".")[1] != interpreter.cache_tag or files.bytecode_mode(pyc) != "UNCHECKED_HASH":
             continue
         try:
-            header = pyc.read_bytes()[:16]
+            with pyc.open("rb") as handle:
+                header = handle.read(16)
         except OSError:
             continue
-        if header[:4] != importlib.util.MAGIC_NUMBER:
-            stale.append(f"{pyc} (written by another interpreter; apply refreshes it)")
-        elif header[8:16] != importlib.util.source_hash(source):
+        if header[8:16] != _source_hash(interpreter, target, source):
             stale.append(str(pyc))
     return stale
+
+
+def _source_hash(interpreter: Interpreter, target: Path, source: bytes) -> bytes:
+    import importlib.util
+
+    if interpreter.magic == importlib.util.MAGIC_NUMBER.hex():
+        return importlib.util.source_hash(source)
+    return bytes.fromhex(run_in(interpreter, {"action": "source_hash", "path": str(target)}).strip())
 
 
 def _first(items: list[str]) -> str | None:
@@ -281,8 +298,12 @@ def apply(patch: Patch, interpreter: Interpreter, installation: Installation | N
     if first.condition not in _NEEDS_WORK_FOR_APPLY and not (first.stale_record and not dry_run):
         return _apply_without_writing(first)
     assert installation is not None
+    if dry_run and first.record is None and first.condition is Condition.INCOMPLETE:
+        message = f"would rebuild the stale bytecode of {first.target}: {first.summary}"
+        return Outcome(first, "would-refresh-bytecode", message, ExitCode.OK, diff="", notes=first.notes)
     if dry_run:
         return _apply_dry_run(first)
+    _refuse_links(installation.path_of(patch.target))  # before the lock, whose file would be a change
     with _environment_lock(installation, exclusive=True):
         current = assess(patch, interpreter, installation)
         if current.stale_record:
@@ -291,7 +312,17 @@ def apply(patch: Patch, interpreter: Interpreter, installation: Installation | N
             current = replace(assess(patch, interpreter, installation), notes=notes)
         if current.condition not in _NEEDS_WORK_FOR_APPLY:
             return _apply_without_writing(current)
+        if current.record is None and current.condition is Condition.INCOMPLETE:
+            return _refresh_only(current)
         return _drive_to_patched(current)
+
+
+def _refresh_only(assessment: Assessment) -> Outcome:
+    """The source already has the fix (not by hfpatch); only stale bytecode stood between it and the interpreter."""
+    assert assessment.installation is not None and assessment.target is not None
+    notes = _refresh_bytecode(assessment.installation.interpreter, assessment.target)
+    message = f"rebuilt the stale bytecode of {assessment.target}; its source already had the fix"
+    return Outcome(assessment, "refreshed-bytecode", message, ExitCode.OK, notes=(*assessment.notes, *notes))
 
 
 def _apply_without_writing(assessment: Assessment) -> Outcome:
@@ -319,8 +350,8 @@ def _original_and_patched(assessment: Assessment) -> tuple[bytes, bytes]:
     if record is None or assessment.stale_record:
         original = files.read_bytes(assessment.target)
         return original, patched(original, patch)
-    original = _verified_backup(installation, record)
     current = files.read_bytes(assessment.target)
+    original = _original(installation, record, current)
     if sha256(current) == record.after_sha256:
         return original, current
     new = patched(original, patch)
@@ -332,17 +363,25 @@ def _original_and_patched(assessment: Assessment) -> tuple[bytes, bytes]:
     return original, new
 
 
-def _verified_backup(installation: Installation, record: state.Record) -> bytes:
-    backup = state.load_backup(installation.root, record.patch)
-    path = state.backup_path(installation.root, record.patch)
+def _original(installation: Installation, record: state.Record, current: bytes) -> bytes:
+    """The original bytes: the file itself where a reinstall put them back, else hfpatch's verified backup."""
+    if sha256(current) == record.before_sha256:
+        return current
+    backup, problem = _backup(installation, record)
     if backup is None:
-        raise StateError(f"hfpatch's backup {path} is missing; nothing was changed. Reinstall {record.distribution}.")
-    if sha256(backup) != record.before_sha256:
-        raise StateError(
-            f"hfpatch's backup {path} was altered (its sha256 differs from the record); nothing was changed. "
-            f"Reinstall {record.distribution}."
-        )
+        raise StateError(f"{problem}; nothing was changed. Reinstall {record.distribution}.")
     return backup
+
+
+def _backup(installation: Installation, record: state.Record) -> tuple[bytes | None, str | None]:
+    """hfpatch's backup of the original, or what is wrong with it."""
+    path = state.backup_path(installation.root, record.patch)
+    backup = state.load_backup(installation.root, record.patch)
+    if backup is None:
+        return None, f"hfpatch's backup {path} is missing"
+    if sha256(backup) != record.before_sha256:
+        return None, f"hfpatch's backup {path} is not the original any more (its sha256 differs from the record)"
+    return backup, None
 
 
 def _drive_to_patched(assessment: Assessment) -> Outcome:
@@ -356,6 +395,8 @@ def _drive_to_patched(assessment: Assessment) -> Outcome:
         record = _new_record(patch, installation, original, new)
         state.save_backup(installation.root, patch.id, original)
         fault_point("apply:after-backup")
+    elif _backup(installation, record)[0] is None:
+        state.save_backup(installation.root, patch.id, original)  # the file was the original: keep it again
     wrote_target = False
     try:
         state.save(installation.root, replace(record, phase="applying"))
@@ -479,17 +520,36 @@ def revert(
     if first.record is None or installation is None:
         if first.condition is Condition.ERROR:
             return Outcome(first, "refused", first.summary, ExitCode.ERROR)
-        return Outcome(first, "nothing-to-do", f"nothing to revert: {first.summary}", ExitCode.OK)
-    if dry_run:
+        if installation is None or dry_run or not _left_behind(installation, patch):
+            return Outcome(first, "nothing-to-do", f"nothing to revert: {first.summary}", ExitCode.OK)
+    elif dry_run:
         return _revert_dry_run(first, force)
+    elif not first.stale_record:
+        _refuse_links(installation.path_of(patch.target))  # before the lock, whose file would be a change
     with _environment_lock(installation, exclusive=True):
         current = assess(patch, interpreter, installation)
         if current.record is None:
-            return Outcome(current, "nothing-to-do", f"nothing to revert: {current.summary}", ExitCode.OK)
+            return _clear_left_behind(current)
         if current.stale_record:
             state.discard(installation.root, patch.id)
             return Outcome(current, "cleared-stale", _stale_revert_message(current), ExitCode.OK)
         return _drive_to_original(current, force)
+
+
+def _left_behind(installation: Installation, patch: Patch) -> bool:
+    """An apply killed between writing the backup and the record leaves the backup alone."""
+    return state.patch_dir(installation.root, patch.id).exists()
+
+
+def _clear_left_behind(assessment: Assessment) -> Outcome:
+    installation = assessment.installation
+    assert installation is not None
+    message = f"nothing to revert: {assessment.summary}"
+    if not _left_behind(installation, assessment.patch):
+        return Outcome(assessment, "nothing-to-do", message, ExitCode.OK)
+    state.discard(installation.root, assessment.patch.id)
+    notes = (*assessment.notes, "removed the backup an interrupted apply left behind")
+    return Outcome(assessment, "nothing-to-do", message, ExitCode.OK, notes=notes)
 
 
 def _stale_revert_message(assessment: Assessment) -> str:
@@ -507,8 +567,8 @@ def _revert_dry_run(assessment: Assessment, force: bool) -> Outcome:
         return Outcome(assessment, "would-clear-stale", _stale_revert_message(assessment), ExitCode.OK)
     _check_revertible(assessment, force)
     assert assessment.installation is not None and assessment.record is not None and assessment.target
-    backup = _verified_backup(assessment.installation, assessment.record)
     current = files.read_bytes(assessment.target)
+    backup = _original(assessment.installation, assessment.record, current)
     diff = unified_diff(current, backup, assessment.patch.target) if current != backup else ""
     return Outcome(assessment, "would-revert", f"would restore {assessment.target}", ExitCode.OK, diff=diff)
 
@@ -524,7 +584,7 @@ def _drive_to_original(assessment: Assessment, force: bool) -> Outcome:
     target = assessment.target
     _check_revertible(assessment, force)
     _refuse_links(target)
-    original = _verified_backup(installation, record)
+    original = _original(installation, record, files.read_bytes(target))
     state.save(installation.root, replace(record, phase="reverting"))
     fault_point("revert:after-record-reverting")
     wrote = files.read_bytes(target) != original
