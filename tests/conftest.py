@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import importlib.util
 import os
@@ -122,13 +123,30 @@ class Completed:
 
 def run_hfpatch(*args: str, env: dict[str, str] | None = None, python: str | None = sys.executable) -> Completed:
     """hfpatch as a user runs it: a real process. By default aimed at this interpreter through --python."""
-    command = [sys.executable, "-m", "hfpatch", *args]
-    if python is not None and args and not args[0].startswith("-"):
-        command += ["--python", python]
+    command = hfpatch_command(*args, python=python)
     # Not from the repository: `-m` would put the source tree, rather than the installed wheel, first on sys.path.
     cwd = tempfile.gettempdir()
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=300, check=False)
     return Completed(done.returncode, done.stdout, done.stderr)
+
+
+def hfpatch_command(*args: str, python: str | None = sys.executable) -> list[str]:
+    command = [sys.executable, "-m", "hfpatch", *args]
+    if python is not None and args and not args[0].startswith("-"):
+        command += ["--python", python]
+    return command
+
+
+def start_hfpatch(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """hfpatch started in the background (aimed at this interpreter), for runs that must overlap."""
+    return subprocess.Popen(
+        hfpatch_command(*args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tempfile.gettempdir(),
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -204,3 +222,42 @@ def _dependencies_view(where: Path) -> Path:
             continue
         (view / entry.name).symlink_to(entry)
     return view
+
+
+# ------------------------------------------------------------------------------- shared by the attacking suites
+
+PATCH_ID = "transformers-46618"
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every entry below root, links not followed: what 'nothing changed' means.
+
+    An entry is known by its inode, mode, size and mtime (links by their text): every way of writing a file changes
+    one of them, and it is quick enough to take before and after every run.
+    """
+    found = {}
+    for path in root.rglob("*"):
+        info = path.lstat()
+        link = str(path.readlink()) if path.is_symlink() else ""
+        found[str(path.relative_to(root))] = f"{info.st_ino} {info.st_mode:o} {info.st_size} {info.st_mtime_ns} {link}"
+    return found
+
+
+@pytest.fixture
+def buggy_site(site: Site) -> Site:
+    """A private copy of a release that needs the patch; the test skips on every other release."""
+    from releases import BUGGY, FORM_BY_RELEASE
+
+    if FORM_BY_RELEASE.get(site.version) != BUGGY:
+        pytest.skip(f"transformers {site.version} does not carry the code the patch is for")
+    return site
+
+
+def condition_of(done: Completed, patch_id: str = PATCH_ID) -> str:
+    """The condition (or action) hfpatch printed for one patch: `  <id>: <label>: <message>`."""
+    (line,) = [line for line in (done.out + done.err).splitlines() if line.strip().startswith(f"{patch_id}:")]
+    return line.split(":")[1].strip()

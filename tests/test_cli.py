@@ -277,6 +277,32 @@ def test_check_is_green_where_the_patch_is_not_needed(unaffected_site: Site) -> 
     assert _patch_entry(_json(done.out))["condition"] == expected
 
 
+def test_stale_bytecode_over_fixed_source_is_caught_and_rebuilt(unaffected_site: Site) -> None:
+    """What a Dockerfile `sed` over a pre-compiled image can leave: fixed source, old code in an unchecked .pyc."""
+    import py_compile
+
+    site = unaffected_site
+    if FORM_BY_RELEASE[site.version] != FIXED:
+        pytest.skip("needs the fixed form in the source")
+    other = site.root / "other_code.py"
+    other.write_bytes(site.file.read_bytes() + b"\nSTALE = True\n")
+    pyc = site.file.parent / "__pycache__" / f"dynamic_module_utils.{sys.implementation.cache_tag}.pyc"
+    unchecked = py_compile.PycInvalidationMode.UNCHECKED_HASH
+    py_compile.compile(str(other), cfile=str(pyc), doraise=True, invalidation_mode=unchecked)
+    check = run_hfpatch("check", env=site.env())
+    assert check.code == 1
+    assert "bytecode" in check.out
+    stale_pyc = pyc.read_bytes()
+    dry = run_hfpatch("apply", "--dry-run", env=site.env())
+    assert dry.code == 0
+    assert pyc.read_bytes() == stale_pyc
+    done = run_hfpatch("apply", env=site.env())
+    assert done.code == 0, done.err
+    assert "refreshed-bytecode" in done.out
+    assert run_hfpatch("check", env=site.env()).code == 0
+    assert _sha256(site.file) == hashlib.sha256(other.read_bytes()[: -len(b"\nSTALE = True\n")]).hexdigest()
+
+
 def test_obsolete_patches_can_be_made_to_fail(unaffected_site: Site) -> None:
     if FORM_BY_RELEASE[unaffected_site.version] != FIXED:
         pytest.skip("only releases with the upstream fix make the patch obsolete")
