@@ -96,7 +96,8 @@ def assess(patch: Patch, interpreter: Interpreter, installation: Installation | 
     """Read everything that decides the patch's condition in this environment; write nothing."""
     base = Assessment(patch, interpreter, installation, Condition.NOT_INSTALLED, "")
     if installation is None:
-        return replace(base, summary=f"{patch.distribution} is not installed for {interpreter.executable}")
+        summary = f"{patch.distribution} is not installed for {interpreter.executable}"
+        return replace(base, summary=summary, notes=_orphan_notes(patch, interpreter))
     target = installation.path_of(patch.target)
     try:
         record = state.load(installation.root, patch.id)
@@ -159,6 +160,19 @@ def assess(patch: Patch, interpreter: Interpreter, installation: Installation | 
         base,
         condition=Condition.FIXED_OTHERWISE,
         summary=f"already fixed ({identification.detail}), but not by hfpatch: it holds no record of it",
+    )
+
+
+def orphaned_roots(patch: Patch, interpreter: Interpreter) -> list[Path]:
+    """Directories on the interpreter's path that still hold hfpatch's state for a package no longer installed."""
+    return [Path(entry) for entry in interpreter.search_path if state.patch_dir(Path(entry), patch.id).is_dir()]
+
+
+def _orphan_notes(patch: Patch, interpreter: Interpreter) -> tuple[str, ...]:
+    return tuple(
+        f"{state.patch_dir(root, patch.id)} still holds the record and backup of an uninstalled "
+        f"{patch.distribution}; `hfpatch revert` clears them"
+        for root in orphaned_roots(patch, interpreter)
     )
 
 
@@ -517,10 +531,12 @@ def revert(
     patch: Patch, interpreter: Interpreter, installation: Installation | None, force: bool, dry_run: bool
 ) -> Outcome:
     first = assess(patch, interpreter, installation)
-    if first.record is None or installation is None:
+    if installation is None:
+        return _clear_orphans(first, dry_run)
+    if first.record is None:
         if first.condition is Condition.ERROR:
             return Outcome(first, "refused", first.summary, ExitCode.ERROR)
-        if installation is None or dry_run or not _left_behind(installation, patch):
+        if dry_run or not _left_behind(installation, patch):
             return Outcome(first, "nothing-to-do", f"nothing to revert: {first.summary}", ExitCode.OK)
     elif dry_run:
         return _revert_dry_run(first, force)
@@ -534,6 +550,25 @@ def revert(
             state.discard(installation.root, patch.id)
             return Outcome(current, "cleared-stale", _stale_revert_message(current), ExitCode.OK)
         return _drive_to_original(current, force)
+
+
+def _clear_orphans(assessment: Assessment, dry_run: bool) -> Outcome:
+    """The package was uninstalled after apply: its record and backup describe nothing; drop them."""
+    patch, interpreter = assessment.patch, assessment.interpreter
+    roots = orphaned_roots(patch, interpreter)
+    if not roots:
+        return Outcome(assessment, "nothing-to-do", f"nothing to revert: {assessment.summary}", ExitCode.OK)
+    if dry_run:
+        message = f"would clear hfpatch's state of an uninstalled {patch.distribution} in {', '.join(map(str, roots))}"
+        return Outcome(assessment, "would-clear-stale", message, ExitCode.OK)
+    for root in roots:
+        with files.locked(state.lock_file(root), exclusive=True, timeout=LOCK_TIMEOUT):
+            state.discard(root, patch.id)
+    message = (
+        f"{patch.distribution} is not installed any more; cleared hfpatch's record and backup in "
+        f"{', '.join(map(str, roots))}"
+    )
+    return Outcome(assessment, "cleared-stale", message, ExitCode.OK)
 
 
 def _left_behind(installation: Installation, patch: Patch) -> bool:

@@ -22,6 +22,7 @@ class Interpreter:
     cache_tag: str
     magic: str
     in_process: bool
+    search_path: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ def _interpreter(described: dict[str, Any], in_process: bool) -> Interpreter:
         version=described["version"],
         cache_tag=described["cache_tag"],
         magic=described["magic"],
+        search_path=tuple(described.get("search_path", ())),
         in_process=in_process,
     )
 

@@ -23,6 +23,8 @@ def describe(package: str) -> dict[str, Any]:
         "magic": importlib.util.MAGIC_NUMBER.hex(),
         "package_dir": locations[0] if spec is not None and spec.origin and locations else None,
         "found": spec is not None,
+        # Where an uninstalled package's hfpatch record may still lie (site-packages, PYTHONPATH entries).
+        "search_path": [entry for entry in sys.path if entry and Path(entry).is_dir()],
     }
 
 

@@ -76,9 +76,10 @@ def test_pip_changes_transformers_after_apply(buggy_release: Release, tmp_path: 
     assert Installed.read(venv) == installed, "revert wrote over what pip installed"
     _heal(venv, operation, installed)
     if operation == "uninstall":
-        # hfpatch's record outlived transformers; the same release installed again is caught by it
+        # revert cleared the record the uninstall left behind; the same release installed again starts afresh
+        assert not (venv.site_packages / ".hfpatch" / PATCH_ID).exists()
         venv.pip("install", "--no-deps", "--no-compile", f"transformers=={buggy_release.version}")
-        assert _hfpatch("check", venv)[:2] == (1, "dropped")
+        assert _hfpatch("check", venv)[:2] == (1, "needs-patch")
         assert _hfpatch("apply", venv)[:2] == (0, "patched")
         assert _hfpatch("check", venv)[:2] == (0, "applied")
 
@@ -113,21 +114,19 @@ def _heal(venv: Venv, operation: str, installed: Installed) -> None:
         check = _hfpatch("check", venv)
         assert check[0] == 0 and "stale" not in check[2], check[2]
     assert Installed.read(venv) == installed
-    if operation != "uninstall":
-        assert not (venv.site_packages / ".hfpatch" / PATCH_ID).exists()
+    assert not (venv.site_packages / ".hfpatch" / PATCH_ID).exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hfpatch cannot find site-packages once transformers is gone (environment.locate returns None), so the "
-    "record and backup of an uninstalled transformers stay behind",
-)
 def test_revert_clears_the_state_of_an_uninstalled_transformers(buggy_release: Release, tmp_path: Path) -> None:
     venv = make_venv(tmp_path / "venv", buggy_release.version)
     assert _hfpatch("apply", venv)[0] == 0
     venv.pip("uninstall", "-y", "transformers")
+    check = run_hfpatch("check", python=venv.python)
+    assert check.code == 0
+    assert "uninstalled transformers" in check.out
     assert _hfpatch("revert", venv)[0] == 0
     assert not (venv.site_packages / ".hfpatch" / PATCH_ID).exists()
+    assert "uninstalled" not in run_hfpatch("check", python=venv.python).out
 
 
 def test_a_copy_earlier_on_the_path_is_the_one_patched_and_named(buggy_release: Release, tmp_path: Path) -> None:
