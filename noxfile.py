@@ -92,6 +92,16 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(python=MAIN_PYTHON)
+def install_tools(session: nox.Session) -> None:
+    """hfpatch installs and runs as a tool: with pipx and with uvx, each in its own environment."""
+    session.install("pipx", "uv")
+    home = session.create_tmp()
+    env = {"PIPX_HOME": f"{home}/pipx", "PIPX_BIN_DIR": f"{home}/bin", "UV_TOOL_DIR": f"{home}/uv-tools"}
+    session.run("pipx", "run", "--spec", ".", "hfpatch", "--version", env=env)
+    session.run("uvx", "--from", ".", "hfpatch", "list", "--json", env=env)
+
+
+@nox.session(python=MAIN_PYTHON)
 def lint(session: nox.Session) -> None:
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
