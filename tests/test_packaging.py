@@ -5,8 +5,6 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 
-from hfpatch.catalog import load_catalog
-
 
 def test_the_catalog_ships_inside_hfpatch() -> None:
     files = {str(path) for path in importlib.metadata.files("hfpatch") or ()}
