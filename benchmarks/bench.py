@@ -29,7 +29,8 @@ TARGET = Path("transformers") / "dynamic_module_utils.py"
 
 def timed(command: list[str], env: dict[str, str], expect: set[int]) -> float:
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, check=False)
+    # Never from the repository: `-m hfpatch` there would run the source tree instead of the installed wheel.
+    done = subprocess.run(command, env=env, capture_output=True, check=False, cwd=tempfile.gettempdir())
     elapsed = time.perf_counter() - start
     if done.returncode not in expect:
         raise SystemExit(f"{command} exited {done.returncode}: {done.stderr.decode()[-400:]}")

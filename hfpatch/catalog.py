@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import enum
 import importlib
-import pkgutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -75,12 +75,12 @@ def load_catalog() -> tuple[Patch, ...]:
     catalog_package = importlib.import_module("hfpatch.patches")
 
     found: list[Patch] = []
-    for info in pkgutil.iter_modules(catalog_package.__path__):
-        if not info.ispkg:
-            continue
-        name = f"{catalog_package.__name__}.{info.name}"
-        patch = importlib.import_module(name).PATCH
-        found.append(_with_package(patch, name))
+    # A plain directory listing: pkgutil would cost `hfpatch check` another millisecond of imports.
+    for directory in catalog_package.__path__:
+        for entry in sorted(Path(directory).iterdir()):
+            if entry.name.isidentifier() and (entry / "__init__.py").is_file():
+                name = f"{catalog_package.__name__}.{entry.name}"
+                found.append(_with_package(importlib.import_module(name).PATCH, name))
     return tuple(sorted(found, key=lambda patch: patch.id))
 
 

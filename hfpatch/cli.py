@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -135,6 +134,8 @@ def render_json(command: str, results: Sequence[EnvironmentResult]) -> None:
         "exit_code": int(exit_code(results)),
         "environments": [_environment_json(result) for result in results],
     }
+    import json
+
     click.echo(json.dumps(document, indent=2))
 
 

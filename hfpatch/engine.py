@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import enum
 import os
-import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -86,6 +85,8 @@ class Outcome:
 def fault_point(step: str) -> None:
     """Test-only: HFPATCH_FAULT=<step> kills this process with SIGKILL when it reaches <step>."""
     if os.environ.get("HFPATCH_FAULT") == step:
+        import signal
+
         os.kill(os.getpid(), signal.SIGKILL)
 
 

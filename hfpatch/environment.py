@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +44,10 @@ class Installation:
 
 def run_in(target: Interpreter, request: dict[str, Any]) -> str:
     """Run interpreter.py's entry point in the target interpreter and return what it printed."""
+    # json and subprocess are imported here, not at the top: `hfpatch check` on its own interpreter needs neither.
+    import json
+    import subprocess
+
     if target.in_process and request["action"] == "describe":
         return json.dumps(interpreter.describe(request["package"]))
     if target.in_process and request["action"] == "compile":
@@ -76,6 +77,9 @@ def resolve_interpreter(python: str | None) -> Interpreter:
     if python is None:
         described = interpreter.describe("hfpatch")
         return _interpreter(described, in_process=True)
+    import json
+    import shutil
+
     executable = python if os.sep in python else shutil.which(python)
     if executable is None or not Path(executable).exists():
         raise TargetError(f"no Python interpreter at {python!r}; give --python the path of one.")
@@ -105,6 +109,8 @@ def locate(target: Interpreter, package: str, distribution: str, relative_file: 
     if target.in_process:
         described = interpreter.describe(package)
     else:
+        import json
+
         described = json.loads(run_in(target, {"action": "describe", "package": package}))
     if not described["found"]:
         return None

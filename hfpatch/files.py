@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import errno
 import fcntl
@@ -106,6 +105,8 @@ def locked(lock_file: Path, exclusive: bool, timeout: float) -> Iterator[None]:
 
 
 def record_hash(data: bytes) -> str:
+    import base64
+
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
     return f"sha256={digest}"
 

@@ -7,7 +7,6 @@ source with `python -c` in the target and reads the JSON it prints. Nothing of t
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,8 @@ def compile_bytecode(source: str, requests: list[dict[str, Any]]) -> None:
 
 
 if __name__ == "__main__":
+    import json
+
     # `python -c` puts the working directory first on sys.path; a process of the environment would not see it.
     if sys.path and sys.path[0] == "":
         del sys.path[0]

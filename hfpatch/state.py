@@ -10,7 +10,6 @@ Layout, in the directory that holds the patched package (site-packages):
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -72,6 +71,8 @@ def load(root: Path, patch_id: str) -> Record | None:
 
 
 def parse(text: str, path: Path) -> Record:
+    import json  # only where a record exists: `hfpatch check` on an unpatched environment never needs it
+
     corrupt = StateError(
         f"hfpatch's record {path} is corrupt; nothing was changed. Check the file against its backup, "
         f"then remove {path.parent} by hand."
@@ -117,6 +118,8 @@ def save(root: Path, record: Record) -> None:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise describe_os_error(error, directory, "create") from None
+    import json
+
     text = json.dumps(asdict(record), indent=2, sort_keys=True) + "\n"
     parse(text, record_path(root, record.patch))  # never persist what could not be read back
     write_atomically(record_path(root, record.patch), text.encode("utf-8"), mode=0o644)
