@@ -4,8 +4,8 @@ Run it with the interpreter of an environment that has hfpatch and an affected t
 
     python benchmarks/bench.py [--runs N]
 
-It prints the median wall time, over N runs in one go, of: a bare interpreter start; `hfpatch check`;
-`hfpatch apply` on a fresh copy of the target each time; and `python -c "import transformers.dynamic_module_utils"`,
+It prints the median wall time, over N rounds in one go, of: a bare interpreter start; `hfpatch check` before and after
+apply; `hfpatch apply` on a fresh copy of the target each time; and `python -c "import transformers.dynamic_module_utils"`,
 the import a runtime monkeypatch must pay in every process. The environment's own transformers is never written:
 apply runs on a private copy that is imported first through PYTHONPATH.
 """
@@ -37,11 +37,6 @@ def timed(command: list[str], env: dict[str, str], expect: set[int]) -> float:
     return elapsed
 
 
-def median_of(runs: int, measure: Callable[[], float]) -> float:
-    measure()  # warm the page cache; not counted
-    return statistics.median(measure() for _ in range(runs))
-
-
 def private_copy(scratch: Path) -> Path:
     spec = importlib.util.find_spec("transformers")
     if spec is None or not spec.submodule_search_locations:
@@ -70,24 +65,33 @@ def main() -> None:
         (record,) = site.glob("transformers-*.dist-info/RECORD")
         original_record = record.read_bytes()
 
-        def fresh_apply() -> float:
+        def reset() -> None:
             (site / TARGET).unlink()
             (site / TARGET).write_bytes(original)
             record.write_bytes(original_record)
             shutil.rmtree(site / ".hfpatch", ignore_errors=True)
             shutil.rmtree(site / "transformers" / "__pycache__", ignore_errors=True)
-            return timed([*hfpatch, "apply"], env, {0})
 
         python = [sys.executable, "-c"]
-        rows = [
-            ("bare interpreter start (python -c pass)", median_of(runs, lambda: timed([*python, "pass"], env, {0}))),
-            ("hfpatch check", median_of(runs, lambda: timed([*hfpatch, "check"], env, {0, 1}))),
-            ("hfpatch apply (fresh copy each run)", median_of(runs, fresh_apply)),
+        # One measurement of each per round, in rotation, so that every row sees the same machine conditions.
+        measures: list[tuple[str, Callable[[], float]]] = [
+            ("bare interpreter start (python -c pass)", lambda: timed([*python, "pass"], env, {0})),
+            ("hfpatch check (not patched yet: exit 1)", lambda: timed([*hfpatch, "check"], env, {1})),
+            ("hfpatch apply (on a fresh copy of the file)", lambda: timed([*hfpatch, "apply"], env, {0})),
+            ("hfpatch check (patched: exit 0)", lambda: timed([*hfpatch, "check"], env, {0})),
             (
                 "python -c 'import transformers.dynamic_module_utils'",
-                median_of(runs, lambda: timed([*python, "import transformers.dynamic_module_utils"], env, {0})),
+                lambda: timed([*python, "import transformers.dynamic_module_utils"], env, {0}),
             ),
         ]
+        samples: dict[str, list[float]] = {name: [] for name, _ in measures}
+        for round_number in range(runs + 1):
+            reset()
+            for name, measure in measures:
+                elapsed = measure()
+                if round_number:  # the first round only warms the page cache
+                    samples[name].append(elapsed)
+        rows = [(name, statistics.median(values)) for name, values in samples.items()]
     baseline = rows[-1][1]
     version = subprocess.run(
         [sys.executable, "-c", "import importlib.metadata as m; print(m.version('transformers'))"],
