@@ -4,10 +4,11 @@ Run it with the interpreter of an environment that has hfpatch and an affected t
 
     python benchmarks/bench.py [--runs N]
 
-It prints the median wall time, over N rounds in one go, of: a bare interpreter start; `hfpatch check` before and after
-apply; `hfpatch apply` on a fresh copy of the target each time; and `python -c "import transformers.dynamic_module_utils"`,
-the import a runtime monkeypatch must pay in every process. The environment's own transformers is never written:
-apply runs on a private copy that is imported first through PYTHONPATH.
+It prints the median wall time, over N rounds in one go, of: a bare interpreter start; `hfpatch check` before and
+after apply; `hfpatch apply` on a fresh copy of the target each time; and
+`python -c "import transformers.dynamic_module_utils"`, the import a runtime monkeypatch must pay in every process.
+The environment's own transformers is never written: apply runs on a private copy that is imported first through
+PYTHONPATH.
 """
 
 from __future__ import annotations
