@@ -268,22 +268,20 @@ def verify(pythons: tuple[str, ...], patch_ids: tuple[str, ...], as_json: bool) 
 
 @cli.command(name="list")
 @_python_option
+@_patch_option
 @_json_option
-def list_(pythons: tuple[str, ...], as_json: bool) -> None:
-    """Show the catalog and each patch's condition in the target environment."""
+def list_(pythons: tuple[str, ...], patch_ids: tuple[str, ...], as_json: bool) -> None:
+    """Show the catalog and each patch's condition in the target environment (exit codes as for check)."""
+    results = run(pythons, patch_ids, lambda p, i, inst: engine.check(p, i, inst, fail_obsolete=False))
     if not as_json:
-        for patch in load_catalog():
+        for patch in _select(patch_ids):
             click.echo(f"{patch.id}: {patch.title}")
             click.echo(
                 f"  upstream {patch.upstream} ({patch.upstream_url}), fixed in {patch.distribution} {patch.fixed_in}"
             )
             click.echo(f"  patches {patch.function} in {patch.target}")
-    results = run(pythons, (), lambda p, i, inst: engine.check(p, i, inst, fail_obsolete=False))
-    if as_json:
-        render_json("list", results)
-    else:
         click.echo("")
-        render_text(results)
+    _finish("list", results, as_json)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -301,4 +299,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HfpatchError as error:
         click.echo(f"hfpatch: error: {error}", err=True)
         return int(error.exit_code)
+    except Exception:
+        # A bug in hfpatch: keep its traceback, and never let it pass for exit 1 ("action needed").
+        import traceback
+
+        traceback.print_exc()
+        click.echo("hfpatch: internal error (a bug in hfpatch; the traceback is above)", err=True)
+        return int(ExitCode.ERROR)
     return 0

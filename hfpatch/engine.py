@@ -104,6 +104,10 @@ def assess(patch: Patch, interpreter: Interpreter, installation: Installation | 
         record = state.load(installation.root, patch.id)
     except StateError as error:
         return replace(base, condition=Condition.ERROR, summary=str(error))
+    if record is not None and record.target != patch.target:
+        path = state.record_path(installation.root, patch.id)
+        summary = f"hfpatch's record {path} names {record.target}, not {patch.target}; nothing was changed"
+        return replace(base, condition=Condition.ERROR, summary=summary)
     stale = record is not None and (
         record.version != installation.version or record.dist_info != _dist_info_name(installation)
     )
@@ -239,8 +243,9 @@ def _stale_bytecode(interpreter: Interpreter, target: Path, source: bytes) -> li
     is the target interpreter's: computed here when it is this interpreter, else asked of it.
     """
     stale = []
-    for pyc in files.bytecode_files(target):
-        if pyc.name.split(".")[1] != interpreter.cache_tag or files.bytecode_mode(pyc) != "UNCHECKED_HASH":
+    for cached in files.bytecode_files(target):
+        pyc = cached.path
+        if cached.cache_tag != interpreter.cache_tag or files.bytecode_mode(pyc) != "UNCHECKED_HASH":
             continue
         try:
             with pyc.open("rb") as handle:
@@ -257,7 +262,8 @@ def _source_hash(interpreter: Interpreter, target: Path, source: bytes) -> bytes
 
     if interpreter.magic == importlib.util.MAGIC_NUMBER.hex():
         return importlib.util.source_hash(source)
-    return bytes.fromhex(run_in(interpreter, {"action": "source_hash", "path": str(target)}).strip())
+    output = run_in(interpreter, {"action": "source_hash", "path": str(target)})
+    return bytes.fromhex((output.strip().splitlines() or [""])[-1])
 
 
 def _first(items: list[str]) -> str | None:
@@ -318,7 +324,7 @@ def apply(patch: Patch, interpreter: Interpreter, installation: Installation | N
         return Outcome(first, "would-refresh-bytecode", message, ExitCode.OK, diff="", notes=first.notes)
     if dry_run:
         return _apply_dry_run(first)
-    _refuse_links(installation.path_of(patch.target))  # before the lock, whose file would be a change
+    _refuse_links(installation, patch)  # before the lock, whose file would be a change
     with _environment_lock(installation, exclusive=True):
         current = assess(patch, interpreter, installation)
         if current.stale_record:
@@ -403,7 +409,7 @@ def _drive_to_patched(assessment: Assessment) -> Outcome:
     patch, installation = assessment.patch, assessment.installation
     assert installation is not None and assessment.target is not None
     target = assessment.target
-    _refuse_links(target)
+    _refuse_links(installation, patch)
     original, new = _original_and_patched(assessment)
     record = assessment.record
     if record is None:
@@ -448,7 +454,8 @@ def _roll_back(
 ) -> None:
     """Best effort after a failed apply: put the original back and drop what this run created."""
     try:
-        if wrote_target:
+        # Decided by what is on disk, not by how far this run believes it got: a failure can follow the rename.
+        if wrote_target or files.read_bytes(target) != original:
             files.write_atomically(target, original)
             if record.record_line_before is not None:
                 _set_record_line(installation, patch, record.record_line_before)
@@ -477,12 +484,17 @@ def _new_record(patch: Patch, installation: Installation, original: bytes, new: 
     )
 
 
-def _refuse_links(target: Path) -> None:
-    if target.is_symlink():
-        raise TargetError(
-            f"{target} is a symbolic link (to {target.readlink()}); hfpatch does not write through links. "
-            "Patch the file it points to in its own tree, or install the package without links."
-        )
+def _refuse_links(installation: Installation, patch: Patch) -> None:
+    """The file and every directory between it and site-packages must be real: writing through a link would change
+    a tree hfpatch does not keep the record of (a linked or editable-style install, a shared checkout)."""
+    path = installation.path_of(patch.target)
+    while path != installation.root and path != path.parent:
+        if path.is_symlink():
+            raise TargetError(
+                f"{path} is a symbolic link (to {path.readlink()}); hfpatch does not write through links. "
+                "Patch the file it points to in its own tree, or install the package without links."
+            )
+        path = path.parent
 
 
 def _set_record_line(installation: Installation, patch: Patch, line: str) -> None:
@@ -498,18 +510,16 @@ def _set_record_line(installation: Installation, patch: Patch, line: str) -> Non
 def _refresh_bytecode(interpreter: Interpreter, target: Path) -> tuple[str, ...]:
     """Remove every cached .pyc of the target, then rebuild those of the target interpreter in their own mode."""
     requests = []
-    for pyc in files.bytecode_files(target):
-        mode = files.bytecode_mode(pyc)
-        name_parts = pyc.name.split(".")  # module.cache_tag[.opt-N].pyc
-        optimize = int(name_parts[2][len("opt-") :]) if len(name_parts) == 4 else 0
-        if name_parts[1] == interpreter.cache_tag and mode is not None:
-            requests.append({"cfile": str(pyc), "optimize": optimize, "mode": mode})
+    for cached in files.bytecode_files(target):
+        mode = files.bytecode_mode(cached.path)
+        if cached.cache_tag == interpreter.cache_tag and mode is not None:
+            requests.append({"cfile": str(cached.path), "optimize": cached.optimize, "mode": mode})
         try:
-            pyc.unlink()
+            cached.path.unlink()
         except FileNotFoundError:
             pass
         except OSError as error:
-            raise files.describe_os_error(error, pyc, "remove") from None
+            raise files.describe_os_error(error, cached.path, "remove") from None
     if not requests:
         return ()
     try:
@@ -542,7 +552,7 @@ def revert(
     elif dry_run:
         return _revert_dry_run(first, force)
     elif not first.stale_record:
-        _refuse_links(installation.path_of(patch.target))  # before the lock, whose file would be a change
+        _refuse_links(installation, patch)  # before the lock, whose file would be a change
     with _environment_lock(installation, exclusive=True):
         current = assess(patch, interpreter, installation)
         if current.record is None:
@@ -619,7 +629,7 @@ def _drive_to_original(assessment: Assessment, force: bool) -> Outcome:
     assert installation is not None and record is not None and assessment.target is not None
     target = assessment.target
     _check_revertible(assessment, force)
-    _refuse_links(target)
+    _refuse_links(installation, patch)
     original = _original(installation, record, files.read_bytes(target))
     state.save(installation.root, replace(record, phase="reverting"))
     fault_point("revert:after-record-reverting")

@@ -76,7 +76,7 @@ def resolve_interpreter(python: str | None) -> Interpreter:
     """The current interpreter for None; otherwise the one at PATH (or found on $PATH by name)."""
     if python is None:
         described = interpreter.describe("hfpatch")
-        return _interpreter(described, in_process=True)
+        return _interpreter(described, str(described["executable"]), in_process=True)
     import json
     import shutil
 
@@ -85,21 +85,24 @@ def resolve_interpreter(python: str | None) -> Interpreter:
         raise TargetError(f"no Python interpreter at {python!r}; give --python the path of one.")
     if not os.access(executable, os.X_OK) or Path(executable).is_dir():
         raise TargetError(f"{executable} is not an executable Python interpreter.")
+    # Everything later runs the path the user gave, not the sys.executable it reports: a wrapper script that sets
+    # up the environment (PYTHONPATH, a venv activation) must stay in the loop.
+    executable = str(Path(executable).absolute())
     probe = Interpreter(executable, "", "", "", in_process=False)
+    output = run_in(probe, {"action": "describe", "package": "hfpatch"})
     try:
-        described = json.loads(run_in(probe, {"action": "describe", "package": "hfpatch"}))
-    except json.JSONDecodeError:
+        return _interpreter(json.loads((output.strip().splitlines() or [""])[-1]), executable, in_process=False)
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
         raise TargetError(f"{executable} does not behave like a Python interpreter.") from None
-    return _interpreter(described, in_process=False)
 
 
-def _interpreter(described: dict[str, Any], in_process: bool) -> Interpreter:
+def _interpreter(described: dict[str, Any], executable: str, in_process: bool) -> Interpreter:
     return Interpreter(
-        executable=str(described["executable"]) if in_process else str(described["executable"] or ""),
-        version=described["version"],
-        cache_tag=described["cache_tag"],
-        magic=described["magic"],
-        search_path=tuple(described.get("search_path", ())),
+        executable=executable,
+        version=str(described["version"]),
+        cache_tag=str(described["cache_tag"]),
+        magic=str(described["magic"]),
+        search_path=tuple(str(entry) for entry in described.get("search_path", ())),
         in_process=in_process,
     )
 
@@ -111,7 +114,8 @@ def locate(target: Interpreter, package: str, distribution: str, relative_file: 
     else:
         import json
 
-        described = json.loads(run_in(target, {"action": "describe", "package": package}))
+        output = run_in(target, {"action": "describe", "package": package})
+        described = json.loads((output.strip().splitlines() or ["{}"])[-1])
     if not described["found"]:
         return None
     if described["package_dir"] is None:

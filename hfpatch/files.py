@@ -9,6 +9,7 @@ import hashlib
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from hfpatch.errors import HfpatchError, LockTimeout, ReadOnlyTarget
@@ -19,8 +20,8 @@ _READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
 def describe_os_error(error: OSError, path: Path, doing: str) -> HfpatchError:
     if error.errno == errno.EROFS:
         return ReadOnlyTarget(
-            f"cannot {doing} {path}: the filesystem is read-only. Run `hfpatch apply` where the environment is "
-            "built (the image build), not in the running container."
+            f"cannot {doing} {path}: the filesystem is read-only. Patch (or revert) where the environment is "
+            "built, in the image build, not in the running container."
         )
     if error.errno in _READ_ONLY:
         return ReadOnlyTarget(f"cannot {doing} {path}: permission denied. Run hfpatch as the environment's owner.")
@@ -32,10 +33,13 @@ def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
 
     The new file is a new inode: other hard links to the old file (a uv or conda cache) keep their bytes.
     """
-    temporary = path.with_name(f".{path.name}.hfpatch-{os.getpid()}.tmp")
+    import tempfile
+
     try:
         old = path.stat() if path.exists() else None
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        # A unique name: a temporary file left by a killed run (whose PID may come again) never blocks this one.
+        descriptor, temporary_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.hfpatch-", suffix=".tmp")
+        temporary = Path(temporary_name)
         try:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
@@ -48,15 +52,21 @@ def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
-        fsync_directory(path.parent)
     except OSError as error:
         raise describe_os_error(error, path, "write") from None
+    fsync_directory(path.parent)
 
 
 def fsync_directory(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY)
+    """Make a rename durable. Some filesystems (FUSE, network mounts) cannot fsync a directory: the rename has
+    happened all the same, so that is no failure of the write."""
     try:
-        os.fsync(descriptor)
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(descriptor)
     finally:
         os.close(descriptor)
 
@@ -66,13 +76,6 @@ def read_bytes(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as error:
         raise describe_os_error(error, path, "read") from None
-
-
-def sha256_file(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return None
 
 
 @contextlib.contextmanager
@@ -127,13 +130,27 @@ def replace_record_line(record: bytes, relative_file: str, new_line: str) -> byt
     return None
 
 
-def bytecode_files(source: Path) -> list[Path]:
-    """Every cached .pyc of `source`: all interpreters, all optimisation levels."""
-    cache = source.parent / "__pycache__"
+@dataclass(frozen=True)
+class CachedBytecode:
+    path: Path
+    cache_tag: str
+    optimize: int
+
+
+def bytecode_files(source: Path) -> list[CachedBytecode]:
+    """Every cached .pyc of `source` (module.cache_tag[.opt-N].pyc): all interpreters, all optimisation levels."""
+    import re
+
+    pattern = re.compile(rf"{re.escape(source.stem)}\.([^.]+)(?:\.opt-([0-9]+))?\.pyc")
+    found = []
     try:
-        return sorted(cache.glob(f"{source.stem}.*.pyc"))
+        for path in sorted((source.parent / "__pycache__").iterdir()):
+            match = pattern.fullmatch(path.name)
+            if match:
+                found.append(CachedBytecode(path, match[1], int(match[2] or 0)))
     except OSError:
         return []
+    return found
 
 
 def bytecode_mode(pyc: Path) -> str | None:

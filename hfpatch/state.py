@@ -67,10 +67,10 @@ def load(root: Path, patch_id: str) -> Record | None:
         return None
     except (OSError, UnicodeDecodeError) as error:
         raise StateError(f"cannot read hfpatch's record {path}: {error}.") from None
-    return parse(text, path)
+    return parse(text, path, patch_id)
 
 
-def parse(text: str, path: Path) -> Record:
+def parse(text: str, path: Path, patch_id: str) -> Record:
     import json  # only where a record exists: `hfpatch check` on an unpatched environment never needs it
 
     corrupt = StateError(
@@ -89,9 +89,26 @@ def parse(text: str, path: Path) -> Record:
             f"record schema {data['schema']}); upgrade hfpatch to act on this environment."
         )
     names = {field.name for field in fields(Record)}
-    if set(data) != names or not _well_typed(data):
+    if set(data) != names or not _well_typed(data) or not _consistent(data, patch_id):
         raise corrupt
     return Record(**data)
+
+
+def _consistent(data: dict[str, Any], patch_id: str) -> bool:
+    """Values a tampered or mixed-up record could turn against the user: its paths and the RECORD line it restores."""
+    import re
+
+    digest = re.compile(r"[0-9a-f]{64}")
+    line = data["record_line_before"]
+    target = data["target"]
+    return (
+        data["patch"] == patch_id
+        and bool(digest.fullmatch(data["before_sha256"]))
+        and bool(digest.fullmatch(data["after_sha256"]))
+        and ".." not in target.split("/")
+        and not target.startswith("/")
+        and (line is None or (line.startswith(f"{target},") and not any(c in line for c in "\r\n")))
+    )
 
 
 def _well_typed(data: dict[str, Any]) -> bool:
@@ -121,7 +138,7 @@ def save(root: Path, record: Record) -> None:
     import json
 
     text = json.dumps(asdict(record), indent=2, sort_keys=True) + "\n"
-    parse(text, record_path(root, record.patch))  # never persist what could not be read back
+    parse(text, record_path(root, record.patch), record.patch)  # never persist what could not be read back
     write_atomically(record_path(root, record.patch), text.encode("utf-8"), mode=0o644)
 
 

@@ -110,6 +110,13 @@ RECORD_DAMAGE: dict[str, Callable[[bytes], bytes]] = {
     "missing-key": lambda data: _edit_json(data, lambda record: record.pop("after_sha256")),
     "wrong-type": lambda data: _edit_json(data, lambda record: record.update(before_sha256=5)),
     "unknown-phase": lambda data: _edit_json(data, lambda record: record.update(phase="half-done")),
+    # values that would turn the record against the user: a path out of .hfpatch/, a line break into RECORD
+    "patch-id-escapes": lambda data: _edit_json(data, lambda record: record.update(patch="../../escaped")),
+    "target-escapes": lambda data: _edit_json(data, lambda record: record.update(target="../outside.py")),
+    "not-a-digest": lambda data: _edit_json(data, lambda record: record.update(after_sha256="../x")),
+    "record-line-injects": lambda data: _edit_json(
+        data, lambda record: record.update(record_line_before=f"{record['record_line_before']}\nevil.py,,")
+    ),
 }
 
 

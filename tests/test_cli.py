@@ -344,7 +344,7 @@ def test_bad_input_gets_one_line_and_exit_2(args: list[str], says: str) -> None:
     assert "Traceback" not in done.err
 
 
-@pytest.mark.parametrize("command", [[], ["apply"], ["check"], ["revert"], ["list"]])
+@pytest.mark.parametrize("command", [[], ["apply"], ["check"], ["revert"], ["verify"], ["list"]])
 def test_every_command_has_help(command: list[str]) -> None:
     done = run_hfpatch(*command, "--help", python=None)
     assert done.code == 0
@@ -360,11 +360,50 @@ def test_version() -> None:
 
 
 def test_list_shows_the_catalog_and_the_state_here(site: Site) -> None:
-    done = run_hfpatch("list", env=site.env())
-    assert done.code == 0
+    done = run_hfpatch("list", "--patch", PATCH_ID, env=site.env())
+    assert done.code == (1 if FORM_BY_RELEASE[site.version] == BUGGY else 0)
     assert PATCH_ID in done.out
     assert "huggingface/transformers#46618" in done.out
     assert site.version in done.out
+    assert run_hfpatch("list", "--python", "/nonexistent/python", python=None).code == 2
+
+
+def test_a_wrapper_script_given_as_python_is_the_environment_acted_on(buggy_site: Site, tmp_path: Path) -> None:
+    """`--python` may be a script that sets the environment up and execs the interpreter: hfpatch runs it, not the
+    interpreter it ends in, so it acts on the environment the wrapper makes."""
+    wrapper = tmp_path / "python-wrapper"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={buggy_site.root} exec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    env = {key: value for key, value in buggy_site.env().items() if key != "PYTHONPATH"}
+    check = run_hfpatch("check", env=env, python=str(wrapper))
+    assert check.code == 1
+    assert str(buggy_site.root / "transformers") in check.out
+    assert run_hfpatch("apply", env=env, python=str(wrapper)).code == 0
+    assert _sha256(buggy_site.file) == UPSTREAM_FIXED_FILE_SHA256
+    assert run_hfpatch("revert", env=env, python=str(wrapper)).code == 0
+
+
+@pytest.mark.parametrize("prints", ["{}", "[1]", '{"executable": 1}'], ids=["empty-object", "a-list", "wrong-shape"])
+def test_a_python_that_answers_nonsense_is_one_line_and_exit_2(tmp_path: Path, prints: str) -> None:
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\necho '{prints}'\n")
+    fake.chmod(0o755)
+    done = run_hfpatch("check", python=str(fake))
+    assert done.code == 2
+    assert "does not behave like a Python interpreter" in done.err
+    assert "Traceback" not in done.err
+
+
+def test_odd_files_in_pycache_are_left_alone_and_never_crash(buggy_site: Site) -> None:
+    cache = buggy_site.file.parent / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    odd = cache / "dynamic_module_utils.cpython-311.bak.pyc"
+    odd.write_bytes(b"not bytecode")
+    for command in ("apply", "check", "revert"):
+        done = run_hfpatch(command, env=buggy_site.env())
+        assert done.code in (0, 1), done.err
+        assert "Traceback" not in done.err
+    assert odd.read_bytes() == b"not bytecode"
 
 
 def test_the_console_script_is_installed() -> None:

@@ -428,6 +428,24 @@ def test_a_target_that_is_a_symbolic_link_is_refused(known: Known, tmp_path: Pat
     assert not site.state_dir.exists()
 
 
+def test_a_package_directory_that_is_a_symbolic_link_is_refused(known: Known, tmp_path: Path) -> None:
+    """A linked install (site-packages/transformers -> a shared tree): writing would change the shared tree."""
+    import shutil
+
+    site = known.site
+    shared = tmp_path / "shared"
+    shutil.move(str(site.root / "transformers"), str(shared))
+    (site.root / "transformers").symlink_to(shared)
+    before, shared_before = tree(site.root), tree(shared)
+    done = run_hfpatch("apply", env=site.env())
+    assert done.code == 2
+    assert "symbolic link" in done.err and str(shared) in done.err
+    _no_traceback(done)
+    assert tree(site.root) == before
+    assert tree(shared) == shared_before
+    assert not site.state_dir.exists()
+
+
 def test_a_patched_target_replaced_by_a_symbolic_link_is_not_reverted_through_it(known: Known, tmp_path: Path) -> None:
     site = known.site
     assert run_hfpatch("apply", env=site.env()).code == 0
