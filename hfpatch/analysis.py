@@ -183,6 +183,12 @@ def _version(version: str | None) -> Version | None:
         return None
 
 
+def at_least(version: str | None, floor: str) -> bool:
+    """Whether a release is `floor` or newer; False where its version is unknown or not PEP 440."""
+    parsed = _version(version)
+    return parsed is not None and parsed >= _version_of(floor)
+
+
 def _version_of(text: str) -> Version:
     # packaging is imported only where a version must be compared: `hfpatch check` mostly never needs it.
     from packaging.version import Version

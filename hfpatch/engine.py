@@ -15,7 +15,7 @@ from pathlib import Path
 
 import hfpatch
 from hfpatch import files, state
-from hfpatch.analysis import Identification, identify, patched, sha256, unified_diff
+from hfpatch.analysis import Identification, at_least, identify, patched, sha256, unified_diff
 from hfpatch.catalog import Patch, Verdict
 from hfpatch.environment import Installation, Interpreter, record_line, run_in
 from hfpatch.errors import EditedTarget, ExitCode, HfpatchError, StateError, TargetError, UnexpectedCode
@@ -152,7 +152,7 @@ def assess(patch: Patch, interpreter: Interpreter, installation: Installation | 
             condition=Condition.INCOMPLETE,
             summary=f"the source has the fix, but cached bytecode still runs other code: {stale_bytecode[0]}",
         )
-    if _at_least(installation.version, patch.fixed_in):
+    if at_least(installation.version, patch.fixed_in):
         return replace(
             base,
             condition=Condition.FIXED_UPSTREAM,
@@ -271,7 +271,7 @@ def _first(items: list[str]) -> str | None:
 
 
 def _missing_file(base: Assessment, patch: Patch, installation: Installation) -> Assessment:
-    if installation.version is not None and not _at_least(installation.version, patch.introduced_in):
+    if installation.version is not None and not at_least(installation.version, patch.introduced_in):
         return replace(
             base,
             condition=Condition.NOT_APPLICABLE,
@@ -298,17 +298,6 @@ def _dist_info_name(installation: Installation) -> str | None:
     return None if installation.dist_info is None else installation.dist_info.name
 
 
-def _at_least(version: str | None, floor: str) -> bool:
-    from packaging.version import InvalidVersion, Version
-
-    if version is None:
-        return False
-    try:
-        return Version(version) >= Version(floor)
-    except InvalidVersion:
-        return False
-
-
 # ----------------------------------------------------------------------------------------------------------- apply
 
 _NEEDS_WORK_FOR_APPLY = {Condition.NEEDS_PATCH, Condition.DROPPED, Condition.INCOMPLETE}
@@ -325,7 +314,7 @@ def apply(patch: Patch, interpreter: Interpreter, installation: Installation | N
     if dry_run:
         return _apply_dry_run(first)
     _refuse_links(installation, patch)  # before the lock, whose file would be a change
-    with _environment_lock(installation, exclusive=True):
+    with _environment_lock(installation):
         current = assess(patch, interpreter, installation)
         if current.stale_record:
             state.discard(installation.root, patch.id)
@@ -530,8 +519,8 @@ def _refresh_bytecode(interpreter: Interpreter, target: Path) -> tuple[str, ...]
 
 
 @contextmanager
-def _environment_lock(installation: Installation, exclusive: bool) -> Iterator[None]:
-    with files.locked(state.lock_file(installation.root), exclusive=exclusive, timeout=LOCK_TIMEOUT):
+def _environment_lock(installation: Installation) -> Iterator[None]:
+    with files.locked(state.lock_file(installation.root), timeout=LOCK_TIMEOUT):
         yield
 
 
@@ -553,7 +542,7 @@ def revert(
         return _revert_dry_run(first, force)
     elif not first.stale_record:
         _refuse_links(installation, patch)  # before the lock, whose file would be a change
-    with _environment_lock(installation, exclusive=True):
+    with _environment_lock(installation):
         current = assess(patch, interpreter, installation)
         if current.record is None:
             return _clear_left_behind(current)
@@ -573,7 +562,7 @@ def _clear_orphans(assessment: Assessment, dry_run: bool) -> Outcome:
         message = f"would clear hfpatch's state of an uninstalled {patch.distribution} in {', '.join(map(str, roots))}"
         return Outcome(assessment, "would-clear-stale", message, ExitCode.OK)
     for root in roots:
-        with files.locked(state.lock_file(root), exclusive=True, timeout=LOCK_TIMEOUT):
+        with files.locked(state.lock_file(root), timeout=LOCK_TIMEOUT):
             state.discard(root, patch.id)
     message = (
         f"{patch.distribution} is not installed any more; cleared hfpatch's record and backup in "

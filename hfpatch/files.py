@@ -79,18 +79,18 @@ def read_bytes(path: Path) -> bytes:
 
 
 @contextlib.contextmanager
-def locked(lock_file: Path, exclusive: bool, timeout: float) -> Iterator[None]:
-    """Hold the environment's lock. The kernel drops it when a holder dies, so a killed run never blocks."""
+def locked(lock_file: Path, timeout: float) -> Iterator[None]:
+    """Hold the environment's lock, exclusively. The kernel drops it when a holder dies: a killed run never blocks.
+
+    Only writers take it: check and verify read files that are only ever replaced atomically.
+    """
     try:
         lock_file.parent.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as error:
-        if not exclusive and error.errno in _READ_ONLY | {errno.ENOENT}:
-            yield  # nobody can write here, so there is nothing to wait for
-            return
         raise describe_os_error(error, lock_file, "lock") from None
     try:
-        flags = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+        flags = fcntl.LOCK_EX | fcntl.LOCK_NB
         deadline = time.monotonic() + timeout
         while True:
             try:

@@ -9,23 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Site, make_venv, run_hfpatch
+from conftest import PATCH_ID, Site, make_venv, run_hfpatch
+from conftest import sha256_of as _sha256
+from conftest import tree as _tree
 from releases import BUGGY, FIXED, FORM_BY_RELEASE, FOUR_ARGUMENT, UPSTREAM_FIXED_FILE_SHA256
-
-PATCH_ID = "transformers-46618"
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _tree(root: Path) -> dict[str, str]:
-    """Every regular file below root (links not followed) with its digest: what 'nothing changed' means."""
-    return {
-        str(path.relative_to(root)): _sha256(path)
-        for path in sorted(root.rglob("*"))
-        if path.is_file() and not path.is_symlink()
-    }
 
 
 def _json(stdout: str) -> dict[str, object]:
@@ -40,13 +27,6 @@ def _patch_entry(document: dict[str, object]) -> dict[str, object]:
     (entry,) = environments[0]["patches"]
     assert isinstance(entry, dict)
     return entry
-
-
-@pytest.fixture
-def buggy_site(site: Site) -> Site:
-    if FORM_BY_RELEASE[site.version] != BUGGY:
-        pytest.skip(f"{site.version} does not carry the buggy form")
-    return site
 
 
 @pytest.fixture

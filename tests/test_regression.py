@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import Completed, Release, Site, run_hfpatch
+from conftest import PATCH_ID, Completed, Release, Site, run_hfpatch
 from hubcache import (
     CHAINED_IMPORTS,
     DIRECT_IMPORT,
@@ -30,7 +30,6 @@ from releases import BUGGY, FIXED, FORM_BY_RELEASE, FOUR_ARGUMENT
 
 pytestmark = pytest.mark.transformers
 
-PATCH_ID = "transformers-46618"
 REPO_ID = "hfpatch-tests/remote-code"
 
 MODELS = [

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import py_compile
 from pathlib import Path
 
 import pytest
 from conftest import Site, run_hfpatch
+from conftest import tree as _tree
 from releases import BUGGY, FIXED, FORM_BY_RELEASE
-
-
-def _tree(root: Path) -> dict[str, str]:
-    return {
-        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(root.rglob("*"))
-        if path.is_file() and not path.is_symlink()
-    }
 
 
 @pytest.fixture

@@ -65,9 +65,6 @@ class _Backport(libcst.CSTTransformer):
         body = updated_node.body.with_changes(body=(canonical, *updated_node.body.body))
         return updated_node.with_changes(body=body)
 
-    def _in_function(self) -> bool:
-        return bool(self.functions) and self.functions[0] == FUNCTION
-
     def _in_helper(self) -> bool:
         return self.functions == [FUNCTION, HELPER]
 
