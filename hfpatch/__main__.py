@@ -1,3 +1,13 @@
+"""`python -m hfpatch` and the `hfpatch` console script."""
+
+import sys
+
 from hfpatch.cli import main
 
-raise SystemExit(main())
+
+def console() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    console()

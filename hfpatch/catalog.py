@@ -1,90 +1,304 @@
-"""What a patch is (data), and the catalog of them shipped as hfpatch.patches."""
+"""What a patch is, and where the catalogs of them are: plain data, read from `patch.toml` files.
+
+A catalog is a directory of entries, one directory each:
+
+    <catalog>/<id>/patch.toml          what the patch targets, where it comes from, the known forms by digest
+    <catalog>/<id>/fixed/<name>.py     the exact fixed text of each definition it replaces
+    <catalog>/<id>/probe.py            optional: what `hfpatch verify` runs in the target interpreter
+    <catalog>/<id>/transform.py        optional: a libcst transform where replacing whole definitions cannot do
+
+The built-in catalog is `hfpatch/patches` in an installed wheel and `patches/` beside `hfpatch/` in a checkout.
+Teams add their own with `--catalog DIR` or HFPATCH_CATALOG.
+"""
 
 from __future__ import annotations
 
 import enum
-import importlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import hashlib
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
+
+from hfpatch.errors import CatalogError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+SCHEMA = 1
+CATALOG_VARIABLE = "HFPATCH_CATALOG"
+_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
+_QUALNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 class Verdict(enum.Enum):
+    """What a known form of a definition means for the patch."""
+
     NEEDS_PATCH = "needs-patch"
     FIXED = "fixed"
     NOT_APPLICABLE = "not-applicable"
-    UNRECOGNISED = "unrecognised"
 
 
 @dataclass(frozen=True)
-class KnownForm:
-    """One shape the target function has taken in real releases, recognised by the digest of its exact text."""
+class Form:
+    """One text a definition has had in real releases, known by the sha256 of its canonical text."""
+
+    sha256: str
+    verdict: Verdict
+    releases: tuple[str, ...]
+    reason: str = ""
+    # Short digests of each line of the canonical text: enough to point at the line where unknown code differs.
+    lines: tuple[str, ...] = ()
+
+    @property
+    def release_range(self) -> str:
+        if not self.releases:
+            return "no listed release"
+        if len(self.releases) == 1:
+            return self.releases[0]
+        return f"{self.releases[0]} to {self.releases[-1]}"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A definition the patch replaces: a module-level function or a method (`Class.method`)."""
 
     name: str
-    verdict: Verdict
-    releases: str
-    # sha256 of the function's source (decorators and body, leading blank lines dropped, newlines as "\n").
-    function_sha256: str
-    # Short sha256 prefixes of each line of that source: enough to point at the line that differs.
-    line_digests: tuple[str, ...] = ()
+    fixed_text: str
+    forms: tuple[Form, ...]
+    # Absent from a release that needs the patch (a helper the fix added): insert it before the next target.
+    insert_if_absent: bool = False
+
+    @property
+    def fixed_sha256(self) -> str:
+        return text_sha256(self.fixed_text)
+
+    def form_of(self, digest: str) -> Form | None:
+        for form in self.forms:
+            if form.sha256 == digest:
+                return form
+        if digest == self.fixed_sha256:
+            return Form(digest, Verdict.FIXED, (), "the fixed text")
+        return None
+
+
+@dataclass(frozen=True)
+class KnownFile:
+    """A whole released file: recognised by digest without parsing it, and what the patch must make of it."""
+
+    sha256: str
+    releases: tuple[str, ...]
+    verdict: Verdict | None  # None: the targets are absent
+    patched_sha256: str | None = None
 
 
 @dataclass(frozen=True)
 class Patch:
     id: str
     title: str
-    distribution: str
-    package: str
-    # Path of the patched file relative to the directory that holds the top-level package, POSIX style.
-    target: str
-    function: str
     upstream: str
-    upstream_url: str
+    url: str
+    distribution: str
+    module: str
+    # The patched file, relative to the directory that holds the top-level package (site-packages), POSIX style.
+    file: str
     fixed_in: str
-    # The first release that defines the function at all; older releases predate the bug.
-    introduced_in: str
-    forms: tuple[KnownForm, ...]
-    # sha256 of whole released files -> the name of the form they carry (None: the function is absent).
-    known_files: Mapping[str, str | None] = field(default_factory=dict)
-    # sha256 of a whole released file that needs the patch -> sha256 of the file the patch must produce.
-    expected_results: Mapping[str, str] = field(default_factory=dict)
-    # Module (inside the patch's package) with `transform(module: libcst.Module) -> libcst.Module`.
-    transform_module: str = "transform"
-    # Module (inside the patch's package) run as a script by `hfpatch verify` in the target interpreter.
-    probe_module: str = "probe"
-    package_name: str = ""
+    # The first release that defines the targets; absent targets in older releases mean the bug is not there yet.
+    first_defined_in: str | None
+    targets: tuple[Target, ...]
+    known_files: tuple[KnownFile, ...]
+    directory: Path
+    probe: Path | None = None
+    transform: Path | None = None
 
-    def form(self, name: str) -> KnownForm:
-        for form in self.forms:
-            if form.name == name:
-                return form
-        raise KeyError(name)
+    @property
+    def package(self) -> str:
+        return self.module.split(".")[0]
 
-    def load(self, which: str) -> ModuleType:
-        return importlib.import_module(f"{self.package_name}.{which}")
+    @property
+    def target_names(self) -> str:
+        return ", ".join(target.name for target in self.targets)
 
-    def transform(self) -> Any:
-        return self.load(self.transform_module).transform
+    def known_file(self, digest: str) -> KnownFile | None:
+        return next((known for known in self.known_files if known.sha256 == digest), None)
 
 
-def load_catalog() -> tuple[Patch, ...]:
-    """Every patch shipped with this hfpatch, in a stable order (by id)."""
-    # In the wheel the repository's patches/ is hfpatch.patches (see pyproject.toml); never a top-level package.
-    catalog_package = importlib.import_module("hfpatch.patches")
-
-    found: list[Patch] = []
-    # A plain directory listing: pkgutil would cost `hfpatch check` another millisecond of imports.
-    for directory in catalog_package.__path__:
-        for entry in sorted(Path(directory).iterdir()):
-            if entry.name.isidentifier() and (entry / "__init__.py").is_file():
-                name = f"{catalog_package.__name__}.{entry.name}"
-                found.append(_with_package(importlib.import_module(name).PATCH, name))
-    return tuple(sorted(found, key=lambda patch: patch.id))
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _with_package(patch: Patch, package_name: str) -> Patch:
-    from dataclasses import replace
+# --------------------------------------------------------------------------------------------------- discovery
 
-    return replace(patch, package_name=package_name)
+
+def builtin_catalog() -> Path:
+    """hfpatch/patches in an installed wheel; patches/ beside the hfpatch package in a checkout."""
+    package = Path(__file__).resolve().parent
+    shipped = package / "patches"
+    if shipped.is_dir():
+        return shipped
+    return package.parent / "patches"
+
+
+def catalog_dirs(extra: Sequence[str] = ()) -> list[Path]:
+    """The built-in catalog, then those named by HFPATCH_CATALOG, then those given with --catalog."""
+    from_environment = [part for part in os.environ.get(CATALOG_VARIABLE, "").split(os.pathsep) if part]
+    return [builtin_catalog(), *(Path(part) for part in (*from_environment, *extra))]
+
+
+def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
+    """Every entry's directory by id. A team's entry may not take an id the built-in catalog or another uses."""
+    found: dict[str, Path] = {}
+    for index, catalog in enumerate(catalogs):
+        if not catalog.is_dir():
+            what = "is not a directory" if catalog.exists() else "does not exist"
+            raise CatalogError(f"the catalog {catalog} {what}; give --catalog a directory of patch entries.")
+        try:
+            entries = sorted(catalog.iterdir())
+        except OSError as error:
+            raise CatalogError(f"cannot list the catalog {catalog}: {error.strerror}.") from None
+        listed = [entry for entry in entries if (entry / "patch.toml").is_file()]
+        if index > 0 and not listed:
+            raise CatalogError(f"the catalog {catalog} holds no patch (no */patch.toml); is it the right directory?")
+        for entry in listed:
+            if entry.name in found:
+                raise CatalogError(
+                    f"two patches are named {entry.name}: {found[entry.name]} and {entry}; rename one of them."
+                )
+            found[entry.name] = entry
+    return found
+
+
+def load(directory: Path) -> Patch:
+    """Read and validate one entry; any fault is a CatalogError naming the file and what is wrong."""
+    path = directory / "patch.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise CatalogError(f"cannot read {path}: {error.strerror}.") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise CatalogError(f"{path} is not valid TOML: {error}.") from None
+    try:
+        return _patch(data, directory)
+    except (KeyError, TypeError, ValueError) as error:
+        detail = f"missing {error}" if isinstance(error, KeyError) else str(error)
+        raise CatalogError(f"{path} is not a valid patch entry: {detail}.") from None
+
+
+def _patch(data: Mapping[str, Any], directory: Path) -> Patch:
+    if data.get("schema") != SCHEMA:
+        raise ValueError(f"schema must be {SCHEMA} (this hfpatch reads schema {SCHEMA}), not {data.get('schema')!r}")
+    patch_id = _string(data, "id")
+    if not _ID.fullmatch(patch_id) or patch_id != directory.name:
+        raise ValueError(f"id {patch_id!r} must be lowercase letters, digits, '.', '_', '-', and name its directory")
+    file = _string(data, "file")
+    if file.startswith("/") or ".." in file.split("/") or not file.endswith(".py"):
+        raise ValueError(f"file {file!r} must be a .py path relative to site-packages")
+    targets = tuple(_target(item, directory) for item in _tables(data, "target"))
+    if not targets:
+        raise ValueError("it names no [[target]]")
+    if len({target.name for target in targets}) != len(targets):
+        raise ValueError("a target is named twice")
+    return Patch(
+        id=patch_id,
+        title=_string(data, "title"),
+        upstream=_string(data, "upstream"),
+        url=_string(data, "url"),
+        distribution=_string(data, "distribution"),
+        module=_string(data, "module"),
+        file=file,
+        fixed_in=_string(data, "fixed_in"),
+        first_defined_in=_optional_string(data, "first_defined_in"),
+        targets=targets,
+        known_files=tuple(_known_file(item) for item in _tables(data, "file_form")),
+        directory=directory,
+        probe=_optional_file(data, "probe", directory),
+        transform=_optional_file(data, "transform", directory),
+    )
+
+
+def _target(data: Mapping[str, Any], directory: Path) -> Target:
+    name = _string(data, "name")
+    if not _QUALNAME.fullmatch(name):
+        raise ValueError(f"target {name!r} must be a function name or Class.method")
+    fixed_path = _required_file(data, "fixed", directory)
+    fixed_text = fixed_path.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip("\n")
+    forms = tuple(_form(item) for item in _tables(data, "form"))
+    return Target(name, fixed_text, forms, insert_if_absent=bool(data.get("insert_if_absent", False)))
+
+
+def _form(data: Mapping[str, Any]) -> Form:
+    lines = data.get("lines", [])
+    if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+        raise ValueError("form lines must be a list of strings")
+    return Form(
+        sha256=_digest(data, "sha256"),
+        verdict=Verdict(_string(data, "verdict")),
+        releases=_releases(data),
+        reason=_optional_string(data, "reason") or "",
+        lines=tuple(lines),
+    )
+
+
+def _known_file(data: Mapping[str, Any]) -> KnownFile:
+    verdict = _string(data, "verdict")
+    return KnownFile(
+        sha256=_digest(data, "sha256"),
+        releases=_releases(data),
+        verdict=None if verdict == "absent" else Verdict(verdict),
+        patched_sha256=_digest(data, "patched_sha256") if "patched_sha256" in data else None,
+    )
+
+
+def _tables(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    items = data.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise ValueError(f"{key} must be an array of tables ([[{key}]])")
+    return items
+
+
+def _string(data: Mapping[str, Any], key: str) -> str:
+    value = data[key]
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{key} must be a non-empty string")
+    return value
+
+
+def _optional_string(data: Mapping[str, Any], key: str) -> str | None:
+    return _string(data, key) if key in data else None
+
+
+def _digest(data: Mapping[str, Any], key: str) -> str:
+    value = _string(data, key)
+    if not _DIGEST.fullmatch(value):
+        raise ValueError(f"{key} {value!r} is not a sha256 in lowercase hex")
+    return value
+
+
+def _releases(data: Mapping[str, Any]) -> tuple[str, ...]:
+    releases = data.get("releases", [])
+    if not isinstance(releases, list) or not all(isinstance(release, str) for release in releases):
+        raise ValueError("releases must be a list of version strings")
+    return tuple(releases)
+
+
+def _required_file(data: Mapping[str, Any], key: str, directory: Path) -> Path:
+    path = _optional_file(data, key, directory)
+    if path is None:
+        raise KeyError(key)
+    return path
+
+
+def _optional_file(data: Mapping[str, Any], key: str, directory: Path) -> Path | None:
+    if key not in data:
+        return None
+    relative = _string(data, key)
+    path = (directory / relative).resolve()
+    if not path.is_relative_to(directory.resolve()) or not path.is_file():
+        raise ValueError(f"{key} {relative!r} is not a file inside {directory}")
+    return path

@@ -1,32 +1,42 @@
-"""Finding the target: the interpreter, the copy of the package it imports, and that copy's metadata."""
+"""Finding what to act on: the Python (the interpreter hfpatch acts on), the copy of a package it imports, and that
+copy's metadata. Nothing of the package is imported: the import system's view and the files say it all."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hfpatch import interpreter
+from hfpatch import introspect, wheelrecord
 from hfpatch.errors import TargetError
+
+ANSWER_TIMEOUT = 120
+OLDEST_PYTHON = (3, 10)
 
 
 @dataclass(frozen=True)
-class Interpreter:
+class Python:
+    """The interpreter hfpatch acts on: its own (in process), or one given with --python (run as a subprocess)."""
+
     executable: str
     version: str
     cache_tag: str
     magic: str
     in_process: bool
     search_path: tuple[str, ...] = ()
+    prefix: str = ""
+    base_prefix: str = ""
 
 
 @dataclass(frozen=True)
 class Installation:
-    """The copy of a distribution that an interpreter imports."""
+    """The copy of a distribution that a Python imports."""
 
-    interpreter: Interpreter
+    python: Python
     distribution: str
     package_dir: Path
     # The directory that holds the top-level package (site-packages, or a PYTHONPATH entry).
@@ -36,95 +46,122 @@ class Installation:
 
     @property
     def record(self) -> Path | None:
+        """The distribution's RECORD file."""
         return None if self.dist_info is None else self.dist_info / "RECORD"
 
     def path_of(self, relative: str) -> Path:
         return self.root.joinpath(*relative.split("/"))
 
+    @property
+    def shared_with_base(self) -> bool:
+        """A venv made with --system-site-packages imports this copy from the base interpreter's tree."""
+        python = self.python
+        if not python.prefix or python.prefix == python.base_prefix:
+            return False
+        return not self.root.resolve().is_relative_to(Path(python.prefix).resolve())
 
-def run_in(target: Interpreter, request: dict[str, Any]) -> str:
-    """Run interpreter.py's entry point in the target interpreter and return what it printed."""
-    # json and subprocess are imported here, not at the top: `hfpatch check` on its own interpreter needs neither.
-    import json
-    import subprocess
 
-    if target.in_process and request["action"] == "describe":
-        return json.dumps(interpreter.describe(request["package"]))
-    if target.in_process and request["action"] == "compile":
-        interpreter.compile_bytecode(request["source"], request["requests"])
+def run_in(python: Python, request: dict[str, Any]) -> str:
+    """Run introspect.py's entry point in `python` and return what it printed."""
+    if python.in_process and request["action"] == "describe":
+        return json.dumps(introspect.describe(request["package"]))
+    if python.in_process and request["action"] == "compile":
+        introspect.compile_bytecode(request["source"], request["requests"])
         return ""
-    code = Path(interpreter.__file__).read_text(encoding="utf-8")
-    try:
-        completed = subprocess.run(
-            [target.executable, "-c", code, json.dumps(request)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    except OSError as error:
-        raise TargetError(f"cannot run {target.executable}: {error.strerror or error}.") from None
-    except subprocess.TimeoutExpired:
-        raise TargetError(f"{target.executable} did not answer within 120 seconds.") from None
+    code = Path(introspect.__file__).read_text(encoding="utf-8")
+    completed = _run([python.executable, "-c", code, json.dumps(request)], python.executable)
     if completed.returncode != 0:
-        last = (completed.stderr.strip().splitlines() or ["no error output"])[-1]
-        raise TargetError(f"{target.executable} failed to inspect its environment: {last}")
+        raise TargetError(f"{python.executable} failed to inspect its environment: {_last_line(completed.stderr)}")
     return completed.stdout
 
 
-def resolve_interpreter(python: str | None) -> Interpreter:
-    """The current interpreter for None; otherwise the one at PATH (or found on $PATH by name)."""
-    if python is None:
-        described = interpreter.describe("hfpatch")
-        return _interpreter(described, str(described["executable"]), in_process=True)
-    import json
+def _run(command: list[str], executable: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=ANSWER_TIMEOUT, check=False)
+    except OSError as error:
+        raise TargetError(f"cannot run {executable}: {error.strerror or error}.") from None
+    except subprocess.TimeoutExpired:
+        raise TargetError(f"{executable} did not answer within {ANSWER_TIMEOUT} seconds.") from None
+
+
+def _last_line(text: str) -> str:
+    return (text.strip().splitlines() or ["no error output"])[-1][:200]
+
+
+def resolve_python(given: str | None) -> Python:
+    """hfpatch's own interpreter for None; otherwise the one at the path given (or found on $PATH by name)."""
+    if given is None:
+        described = introspect.describe("_")
+        return _python(described, str(described["executable"]), in_process=True)
+    executable = _executable(given)
+    try:
+        described = json.loads(run_in(Python(executable, "", "", "", False), {"action": "describe", "package": "_"}))
+        return _python(described, executable, in_process=False)
+    except (TargetError, json.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise TargetError(_why_not_python(executable)) from None
+
+
+def _executable(given: str) -> str:
     import shutil
 
-    executable = python if os.sep in python else shutil.which(python)
+    executable = given if os.sep in given else shutil.which(given)
     if executable is None or not Path(executable).exists():
-        raise TargetError(f"no Python interpreter at {python!r}; give --python the path of one.")
-    if not os.access(executable, os.X_OK) or Path(executable).is_dir():
-        raise TargetError(f"{executable} is not an executable Python interpreter.")
+        raise TargetError(f"no Python interpreter at {given!r}; give --python the path of one.")
+    path = Path(executable)
+    if path.is_dir():
+        inside = next((path / "bin" / name for name in ("python", "python3") if (path / "bin" / name).exists()), None)
+        hint = f"; did you mean --python {inside}?" if inside else "; give --python the interpreter's path."
+        raise TargetError(f"{executable} is a directory, not a Python interpreter{hint}")
+    if not os.access(executable, os.X_OK):
+        raise TargetError(f"{executable} is not executable; give --python the path of a Python interpreter.")
     # Everything later runs the path the user gave, not the sys.executable it reports: a wrapper script that sets
     # up the environment (PYTHONPATH, a venv activation) must stay in the loop.
-    executable = str(Path(executable).absolute())
-    probe = Interpreter(executable, "", "", "", in_process=False)
-    output = run_in(probe, {"action": "describe", "package": "hfpatch"})
+    return str(path.absolute())
+
+
+def _why_not_python(executable: str) -> str:
+    """Ask in a way any Python answers (2.7 included), to say why the real question failed."""
+    code = "import sys; sys.stdout.write('hfpatch-python %d.%d' % sys.version_info[:2])"
     try:
-        return _interpreter(json.loads((output.strip().splitlines() or [""])[-1]), executable, in_process=False)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-        raise TargetError(f"{executable} does not behave like a Python interpreter.") from None
+        answer = _run([executable, "-c", code], executable)
+    except TargetError as error:
+        return str(error)
+    match = re.fullmatch(r"hfpatch-python (\d+)\.(\d+)", answer.stdout.strip())
+    if match is None:
+        said = _last_line(answer.stdout + answer.stderr)
+        return f"{executable} does not answer as a Python interpreter does (it said: {said!r})."
+    version = (int(match[1]), int(match[2]))
+    if version < OLDEST_PYTHON:
+        oldest = ".".join(map(str, OLDEST_PYTHON))
+        return f"{executable} is Python {version[0]}.{version[1]}; hfpatch acts on Python {oldest} or newer."
+    return f"{executable} (Python {version[0]}.{version[1]}) could not describe its environment."
 
 
-def _interpreter(described: dict[str, Any], executable: str, in_process: bool) -> Interpreter:
-    return Interpreter(
+def _python(described: dict[str, Any], executable: str, in_process: bool) -> Python:
+    return Python(
         executable=executable,
         version=str(described["version"]),
         cache_tag=str(described["cache_tag"]),
         magic=str(described["magic"]),
         search_path=tuple(str(entry) for entry in described.get("search_path", ())),
         in_process=in_process,
+        prefix=str(described.get("prefix", "")),
+        base_prefix=str(described.get("base_prefix", "")),
     )
 
 
-def locate(target: Interpreter, package: str, distribution: str, relative_file: str) -> Installation | None:
-    """The copy of `package` the target imports, or None when it imports none. Never imports the package."""
-    if target.in_process:
-        described = interpreter.describe(package)
-    else:
-        import json
-
-        output = run_in(target, {"action": "describe", "package": package})
-        described = json.loads((output.strip().splitlines() or ["{}"])[-1])
+def locate(python: Python, package: str, distribution: str, relative_file: str) -> Installation | None:
+    """The copy of `package` that `python` imports, or None when it imports none. Never imports the package."""
+    described = json.loads((run_in(python, {"action": "describe", "package": package}).strip().splitlines())[-1])
     if not described["found"]:
         return None
     if described["package_dir"] is None:
-        raise TargetError(f"{package} in {target.executable} is not a regular package; hfpatch cannot patch it.")
+        raise TargetError(f"{package} in {python.executable} is not a regular package; hfpatch cannot patch it.")
     package_dir = Path(described["package_dir"])
     root = package_dir.parent
     dist_info = _find_dist_info(root, distribution, relative_file)
     version = None if dist_info is None else _read_version(dist_info)
-    return Installation(target, distribution, package_dir, root, version, dist_info)
+    return Installation(python, distribution, package_dir, root, version, dist_info)
 
 
 def _normalise(name: str) -> str:
@@ -145,7 +182,7 @@ def _find_dist_info(root: Path, distribution: str, relative_file: str) -> Path |
     if len(candidates) <= 1:
         return candidates[0] if candidates else None
     # Leftovers of an interrupted install: the one whose RECORD lists the file is the one that owns it.
-    owners = [entry for entry in candidates if record_line(entry / "RECORD", relative_file) is not None]
+    owners = [entry for entry in candidates if wheelrecord.read_line(entry / "RECORD", relative_file) is not None]
     if len(owners) == 1:
         return owners[0]
     names = ", ".join(sorted(entry.name for entry in candidates))
@@ -163,17 +200,4 @@ def _read_version(dist_info: Path) -> str | None:
                     return value.strip()
     except OSError:
         return None
-    return None
-
-
-def record_line(record: Path, relative_file: str) -> str | None:
-    """The RECORD line for `relative_file` (without its line ending), or None."""
-    try:
-        data = record.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    prefix = f"{relative_file},"
-    for line in data.splitlines():
-        if line.startswith(prefix):
-            return line
     return None

@@ -1,4 +1,4 @@
-"""The one error model: every failure a user can cause or meet is an HfpatchError with a complete sentence."""
+"""The one error model: every failure a user can cause or meet is an HfpatchError whose str() is a sentence."""
 
 from __future__ import annotations
 
@@ -12,38 +12,38 @@ class ExitCode(enum.IntEnum):
 
 
 class HfpatchError(Exception):
-    """A failure hfpatch understands; str() is a complete sentence for the user, with what to do next."""
+    """A failure hfpatch understands; str() says what is wrong and what to do. Always exit 2, nothing touched."""
 
     exit_code = ExitCode.ERROR
 
 
 class UsageError(HfpatchError):
-    pass
+    """The command line asks for something that cannot be (an unknown patch, a bad option value)."""
+
+
+class CatalogError(HfpatchError):
+    """A catalog or one of its entries cannot be read, or two entries share an id."""
 
 
 class TargetError(HfpatchError):
-    """The target interpreter or its transformers could not be inspected."""
+    """The target interpreter, or the package it imports, could not be inspected."""
 
 
 class UnexpectedCode(HfpatchError):
-    """The installed code is not any form the patch knows; nothing is touched."""
+    """The installed code is not a form the patch knows; nothing is touched."""
 
 
-class ReadOnlyTarget(HfpatchError):
-    """The environment cannot be written (read-only mount or missing permissions)."""
+class NotWritable(HfpatchError):
+    """The environment cannot be written: a read-only filesystem, or missing permissions."""
 
 
 class StateError(HfpatchError):
-    """hfpatch's own record or backup is missing, corrupt, or from a newer hfpatch."""
+    """hfpatch's state or backup is missing, corrupt, or from a newer hfpatch."""
 
 
-class EditedTarget(HfpatchError):
-    """The patched file was changed by someone else since apply."""
+class LinkedTarget(HfpatchError):
+    """The file, or a directory between it and site-packages, is a symbolic link; hfpatch does not write through."""
 
 
 class LockTimeout(HfpatchError):
-    pass
-
-
-class TransformMismatch(UnexpectedCode):
-    """A transform did not find exactly the nodes it was written for."""
+    """Another hfpatch run held the environment's lock for too long."""

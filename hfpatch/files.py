@@ -1,54 +1,113 @@
-"""The disk edge: atomic replacement, the environment lock, bytecode, and RECORD lines."""
+"""The disk edge: atomic replacement, the environment lock, ownership, and what an OS error means to the user.
+
+Everything hfpatch creates belongs to the owner and group of the directory it is created in, whoever runs it: root
+in a Dockerfile patching its own tree keeps root's files, sudo on a user's venv leaves files that user can remove.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import fcntl
-import hashlib
 import os
+import sys
+import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from hfpatch.errors import HfpatchError, LockTimeout, ReadOnlyTarget
-
-_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+from hfpatch.errors import HfpatchError, LockTimeout, NotWritable
 
 
 def describe_os_error(error: OSError, path: Path, doing: str) -> HfpatchError:
+    """A sentence that tells a read-only filesystem, a directory owned by someone else, and other denials apart."""
     if error.errno == errno.EROFS:
-        return ReadOnlyTarget(
+        return NotWritable(
             f"cannot {doing} {path}: the filesystem is read-only. Patch (or revert) where the environment is "
             "built, in the image build, not in the running container."
         )
-    if error.errno in _READ_ONLY:
-        return ReadOnlyTarget(f"cannot {doing} {path}: permission denied. Run hfpatch as the environment's owner.")
-    return HfpatchError(f"cannot {doing} {path}: {error.strerror or error}.")
+    if error.errno not in (errno.EACCES, errno.EPERM):
+        return HfpatchError(f"cannot {doing} {path}: {error.strerror or error}.")
+    directory = path if path.is_dir() else path.parent
+    user = _user_name(os.geteuid())
+    try:
+        owner_id = directory.stat().st_uid
+    except OSError:
+        return NotWritable(f"cannot {doing} {path}: permission denied for {user}.")
+    if owner_id != os.geteuid():
+        owner = _user_name(owner_id)
+        return NotWritable(
+            f"cannot {doing} {path}: {directory} belongs to {owner}, not {user}. Run hfpatch as {owner} "
+            "(or with sudo)."
+        )
+    if not os.access(directory, os.W_OK):
+        return NotWritable(
+            f"cannot {doing} {path}: {directory} is read-only for its owner ({user}). Make it writable "
+            f"(`chmod -R u+w {directory.parent}`) or patch where the environment is built."
+        )
+    return NotWritable(
+        f"cannot {doing} {path}: permission denied although {user} owns {directory} and may write it "
+        "(a file attribute, an ACL or a security policy forbids it)."
+    )
+
+
+def _user_name(uid: int) -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def take_owner_of_directory(path: Path) -> None:
+    """Give a file or directory hfpatch just created the owner and group of the directory that holds it."""
+    if os.geteuid() != 0:
+        return  # only root creates files for others; anyone else's files are already the caller's own
+    try:
+        parent = path.parent.stat()
+        if path.lstat().st_uid != parent.st_uid or path.lstat().st_gid != parent.st_gid:
+            os.chown(path, parent.st_uid, parent.st_gid, follow_symlinks=False)
+    except OSError as error:
+        raise describe_os_error(error, path, "set the owner of") from None
+
+
+def make_directory(directory: Path) -> None:
+    """mkdir -p, each new directory owned like its parent."""
+    missing = []
+    probe = directory
+    while not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    for new in reversed(missing):
+        try:
+            new.mkdir(mode=0o755, exist_ok=True)
+        except OSError as error:
+            raise describe_os_error(error, new, "create") from None
+        take_owner_of_directory(new)
 
 
 def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace `path` with `data` so that readers see the old bytes or the new, never a mix.
 
-    The new file is a new inode: other hard links to the old file (a uv or conda cache) keep their bytes.
+    The new file is a new inode: other hard links to the old file (a uv or conda cache) keep their bytes. It keeps
+    the old file's mode and owner; a new file takes `mode` (default 0644) and the directory's owner.
     """
-    import tempfile
-
     try:
         old = path.stat() if path.exists() else None
-        # A unique name: a temporary file left by a killed run (whose PID may come again) never blocks this one.
+        # A unique name: a temporary file left by a killed run never blocks this one.
         descriptor, temporary_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.hfpatch-", suffix=".tmp")
         temporary = Path(temporary_name)
         try:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
                 handle.flush()
-                os.fchmod(handle.fileno(), mode if mode is not None else (old.st_mode & 0o7777 if old else 0o644))
-                if old is not None and os.geteuid() == 0:
-                    os.fchown(handle.fileno(), old.st_uid, old.st_gid)
+                os.fchmod(handle.fileno(), old.st_mode & 0o7777 if old else (0o644 if mode is None else mode))
+                owner = old if old is not None else path.parent.stat()
+                if os.geteuid() == 0:
+                    os.fchown(handle.fileno(), owner.st_uid, owner.st_gid)
                 os.fsync(handle.fileno())
-            temporary.replace(path)
+            os.replace(temporary, path)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
@@ -78,25 +137,42 @@ def read_bytes(path: Path) -> bytes:
         raise describe_os_error(error, path, "read") from None
 
 
+def remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        raise describe_os_error(error, path, "remove") from None
+
+
+def _say_waiting(lock_file: Path) -> None:
+    print(f"hfpatch: waiting for another hfpatch run to release {lock_file}", file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
-def locked(lock_file: Path, timeout: float) -> Iterator[None]:
+def locked(lock_file: Path, timeout: float, waiting: Callable[[Path], None] = _say_waiting) -> Iterator[None]:
     """Hold the environment's lock, exclusively. The kernel drops it when a holder dies: a killed run never blocks.
 
     Only writers take it: check and verify read files that are only ever replaced atomically.
     """
+    make_directory(lock_file.parent)
     try:
-        lock_file.parent.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as error:
         raise describe_os_error(error, lock_file, "lock") from None
     try:
-        flags = fcntl.LOCK_EX | fcntl.LOCK_NB
+        take_owner_of_directory(lock_file)
         deadline = time.monotonic() + timeout
+        said = False
         while True:
             try:
-                fcntl.flock(descriptor, flags)
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                if not said:
+                    waiting(lock_file)
+                    said = True
                 if time.monotonic() >= deadline:
                     raise LockTimeout(
                         f"another hfpatch run holds {lock_file} for more than {timeout:.0f} s; try again later."
@@ -105,64 +181,3 @@ def locked(lock_file: Path, timeout: float) -> Iterator[None]:
         yield
     finally:
         os.close(descriptor)
-
-
-def record_hash(data: bytes) -> str:
-    import base64
-
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
-    return f"sha256={digest}"
-
-
-def record_line_for(relative_file: str, data: bytes) -> str:
-    return f"{relative_file},{record_hash(data)},{len(data)}"
-
-
-def replace_record_line(record: bytes, relative_file: str, new_line: str) -> bytes | None:
-    """RECORD with the line of `relative_file` replaced, every other byte kept; None if it has no such line."""
-    prefix = f"{relative_file},".encode()
-    lines = record.splitlines(keepends=True)
-    for index, line in enumerate(lines):
-        if line.startswith(prefix):
-            ending = line[len(line.rstrip(b"\r\n")) :]
-            lines[index] = new_line.encode("utf-8") + ending
-            return b"".join(lines)
-    return None
-
-
-@dataclass(frozen=True)
-class CachedBytecode:
-    path: Path
-    cache_tag: str
-    optimize: int
-
-
-def bytecode_files(source: Path) -> list[CachedBytecode]:
-    """Every cached .pyc of `source` (module.cache_tag[.opt-N].pyc): all interpreters, all optimisation levels."""
-    import re
-
-    pattern = re.compile(rf"{re.escape(source.stem)}\.([^.]+)(?:\.opt-([0-9]+))?\.pyc")
-    found = []
-    try:
-        for path in sorted((source.parent / "__pycache__").iterdir()):
-            match = pattern.fullmatch(path.name)
-            if match:
-                found.append(CachedBytecode(path, match[1], int(match[2] or 0)))
-    except OSError:
-        return []
-    return found
-
-
-def bytecode_mode(pyc: Path) -> str | None:
-    """TIMESTAMP, CHECKED_HASH or UNCHECKED_HASH, read from the .pyc header (PEP 552); None if unreadable."""
-    try:
-        with pyc.open("rb") as handle:
-            header = handle.read(8)
-    except OSError:
-        return None
-    if len(header) < 8:
-        return None
-    flags = int.from_bytes(header[4:8], "little")
-    if flags == 0:
-        return "TIMESTAMP"
-    return "CHECKED_HASH" if flags & 0b10 else "UNCHECKED_HASH"

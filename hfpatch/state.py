@@ -1,28 +1,33 @@
-"""hfpatch's record of what it did to an environment, and the byte-exact backup, kept beside the package.
+"""hfpatch's state (what it did to an environment) and the byte-exact backup, kept beside the package.
 
 Layout, in the directory that holds the patched package (site-packages):
 
     .hfpatch/lock                      the environment's lock
-    .hfpatch/<patch id>/state.json     the record (versioned)
+    .hfpatch/<patch id>/state.json     the state (versioned)
     .hfpatch/<patch id>/original       the file's bytes before apply
+
+"RECORD" always means the distribution's own RECORD file; hfpatch's file is "the state".
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import re
+import shutil
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from hfpatch.errors import StateError
-from hfpatch.files import describe_os_error, write_atomically
+from hfpatch.files import describe_os_error, make_directory, write_atomically
 
 SCHEMA = 1
 STATE_DIR = ".hfpatch"
 
 
 @dataclass(frozen=True)
-class Record:
+class State:
     schema: int
     patch: str
     hfpatch_version: str
@@ -33,7 +38,7 @@ class Record:
     target: str
     before_sha256: str
     after_sha256: str
-    # The RECORD line of the target before apply, restored by revert; None when RECORD does not list it.
+    # The distribution's RECORD line of the file before apply, restored by revert; None when RECORD does not list it.
     record_line_before: str | None
     # "applying" until every step of apply is done, "reverting" once revert has begun, else "applied".
     phase: str
@@ -55,26 +60,24 @@ def backup_path(root: Path, patch_id: str) -> Path:
     return patch_dir(root, patch_id) / "original"
 
 
-def record_path(root: Path, patch_id: str) -> Path:
+def state_path(root: Path, patch_id: str) -> Path:
     return patch_dir(root, patch_id) / "state.json"
 
 
-def load(root: Path, patch_id: str) -> Record | None:
-    path = record_path(root, patch_id)
+def load(root: Path, patch_id: str) -> State | None:
+    path = state_path(root, patch_id)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
-        raise StateError(f"cannot read hfpatch's record {path}: {error}.") from None
+        raise StateError(f"cannot read hfpatch's state {path}: {error}.") from None
     return parse(text, path, patch_id)
 
 
-def parse(text: str, path: Path, patch_id: str) -> Record:
-    import json  # only where a record exists: `hfpatch check` on an unpatched environment never needs it
-
+def parse(text: str, path: Path, patch_id: str) -> State:
     corrupt = StateError(
-        f"hfpatch's record {path} is corrupt; nothing was changed. Check the file against its backup, "
+        f"hfpatch's state {path} is corrupt; nothing was changed. Check the file against its backup, "
         f"then remove {path.parent} by hand."
     )
     try:
@@ -85,19 +88,17 @@ def parse(text: str, path: Path, patch_id: str) -> Record:
         raise corrupt
     if data["schema"] > SCHEMA:
         raise StateError(
-            f"hfpatch's record {path} was written by a newer hfpatch ({data.get('hfpatch_version', 'unknown')}, "
+            f"hfpatch's state {path} was written by a newer hfpatch ({data.get('hfpatch_version', 'unknown')}, "
             f"record schema {data['schema']}); upgrade hfpatch to act on this environment."
         )
-    names = {field.name for field in fields(Record)}
+    names = {field.name for field in fields(State)}
     if set(data) != names or not _well_typed(data) or not _consistent(data, patch_id):
         raise corrupt
-    return Record(**data)
+    return State(**data)
 
 
 def _consistent(data: dict[str, Any], patch_id: str) -> bool:
     """Values a tampered or mixed-up record could turn against the user: its paths and the RECORD line it restores."""
-    import re
-
     digest = re.compile(r"[0-9a-f]{64}")
     line = data["record_line_before"]
     target = data["target"]
@@ -129,25 +130,16 @@ def _well_typed(data: dict[str, Any]) -> bool:
     )
 
 
-def save(root: Path, record: Record) -> None:
-    directory = patch_dir(root, record.patch)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise describe_os_error(error, directory, "create") from None
-    import json
+def save(root: Path, record: State) -> None:
+    make_directory(patch_dir(root, record.patch))
 
     text = json.dumps(asdict(record), indent=2, sort_keys=True) + "\n"
-    parse(text, record_path(root, record.patch), record.patch)  # never persist what could not be read back
-    write_atomically(record_path(root, record.patch), text.encode("utf-8"), mode=0o644)
+    parse(text, state_path(root, record.patch), record.patch)  # never persist what could not be read back
+    write_atomically(state_path(root, record.patch), text.encode("utf-8"), mode=0o644)
 
 
 def save_backup(root: Path, patch_id: str, data: bytes) -> None:
-    directory = patch_dir(root, patch_id)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise describe_os_error(error, directory, "create") from None
+    make_directory(patch_dir(root, patch_id))
     write_atomically(backup_path(root, patch_id), data, mode=0o644)
 
 
@@ -166,10 +158,8 @@ def discard(root: Path, patch_id: str) -> None:
     directory = patch_dir(root, patch_id)
     try:
         with contextlib.suppress(FileNotFoundError):
-            record_path(root, patch_id).unlink()
+            state_path(root, patch_id).unlink()
         if directory.exists():
-            import shutil
-
             shutil.rmtree(directory)
     except OSError as error:
         raise describe_os_error(error, directory, "remove") from None

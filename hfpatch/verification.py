@@ -1,66 +1,66 @@
-"""`hfpatch verify`: run each patch's probe with the real loader in the target interpreter."""
+"""`hfpatch verify`: run each patch's probe with the real code in the target interpreter.
+
+A probe is a script of the catalog entry, run with `python -c` in the target interpreter. Its last line on stdout
+is one JSON object: `ok` (the behaviour is right), `bug` (the failure is the bug the patch fixes), `error_type`,
+`error`, and `loader_file` (the file of the patched module that the interpreter imports).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 from hfpatch import engine
 from hfpatch.catalog import Patch
-from hfpatch.environment import Installation, Interpreter
+from hfpatch.diagnosis import CHECK_EXIT, Condition
+from hfpatch.environment import Installation, Python
 from hfpatch.errors import ExitCode
+from hfpatch.plan import Options
 
 PROBE_TIMEOUT = 600
 
 
-def verify(patch: Patch, interpreter: Interpreter, installation: Installation | None) -> engine.Outcome:
-    assessment = engine.assess(patch, interpreter, installation)
+def verify(patch: Patch, python: Python, installation: Installation | None, options: Options) -> engine.Outcome:
+    diagnosed = engine.diagnosed(patch, python, installation, options)
     if installation is None:
-        return engine.Outcome(assessment, "verified", f"nothing to verify: {assessment.summary}", ExitCode.OK)
-    result = _run_probe(patch, interpreter)
+        return _with(diagnosed, "nothing-to-verify", ExitCode.OK, diagnosed.message)
+    if patch.probe is None:
+        message = f"no probe: {patch.id} is checked by its digests only ({diagnosed.message})"
+        return _with(diagnosed, "no-probe", CHECK_EXIT[diagnosed.condition], message)
+    result = _run_probe(patch.probe, python)
     where = str(result.get("loader_file") or "")
-    shadow = (
-        f" (the interpreter imports {where}, not {assessment.target})"
-        if where and assessment.target and Path(where) != assessment.target
-        else ""
-    )
+    file = installation.path_of(patch.file)
+    shadow = f" (the interpreter imports {where}, not {file})" if where and Path(where) != file else ""
     if result.get("ok"):
-        return engine.Outcome(
-            assessment,
-            "verified",
-            f"the real loader works here{shadow}: {_context(assessment)}",
-            ExitCode.OK,
-        )
+        return _with(diagnosed, "verified", ExitCode.OK, f"the real code works here{shadow}: {_context(diagnosed)}")
     failure = f"{result.get('error_type', 'failure')}: {result.get('error', 'no detail')}"
-    if result.get("into_blobs"):
-        return engine.Outcome(
-            assessment,
-            "verify-failed",
-            f"the bug of {patch.upstream} is live here{shadow}: {failure}; run `hfpatch apply`",
-            ExitCode.ACTION_NEEDED,
-        )
-    return engine.Outcome(assessment, "verify-failed", f"the real loader failed{shadow}: {failure}", ExitCode.ERROR)
+    if result.get("bug"):
+        message = f"the bug of {patch.upstream} is live here{shadow}: {failure}; {diagnosed.message}"
+        return _with(diagnosed, "verify-failed", ExitCode.ACTION_NEEDED, message)
+    return _with(diagnosed, "verify-failed", ExitCode.ERROR, f"the real code failed{shadow}: {failure}")
 
 
-def _context(assessment: engine.Assessment) -> str:
-    condition = assessment.condition
-    if condition is engine.Condition.FIXED_UPSTREAM:
+def _with(diagnosed: engine.Outcome, action: str, code: ExitCode, message: str) -> engine.Outcome:
+    return replace(diagnosed, action=action, exit_code=code, message=message)
+
+
+def _context(diagnosed: engine.Outcome) -> str:
+    if diagnosed.condition is Condition.FIXED_UPSTREAM:
         return "this release has the upstream fix, no patch needed"
-    if condition is engine.Condition.APPLIED:
+    if diagnosed.condition is Condition.APPLIED:
         return "the patch is applied and in effect"
-    return assessment.summary
+    return diagnosed.message
 
 
-def _run_probe(patch: Patch, interpreter: Interpreter) -> dict[str, object]:
-    module = patch.load(patch.probe_module)
-    assert module.__file__ is not None
-    source = Path(module.__file__).read_text(encoding="utf-8")
+def _run_probe(probe: Path, python: Python) -> dict[str, object]:
+    source = probe.read_text(encoding="utf-8")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     try:
         done = subprocess.run(
-            [interpreter.executable, "-c", source],
+            [python.executable, "-c", source],
             capture_output=True,
             text=True,
             env=env,

@@ -1,5 +1,8 @@
 """`hfpatch verify` for transformers#46618, run as a script in the target interpreter (standard library only).
 
+It prints one JSON line: ok (the real loader works), bug (its failure is the bug the patch fixes), error_type,
+error, loader_file (the file of the patched module the interpreter imports) and version.
+
 It lays out a hub-cache snapshot in a scratch directory (content-named blobs, relative symlinks, refs/main) whose
 remote-code configuration imports a sibling module, loads it offline with the real loader, prints one JSON line,
 and removes the scratch directory. The bug shows as FileNotFoundError for the sibling inside blobs/.
@@ -62,7 +65,7 @@ def load(snapshot: Path) -> dict[str, Any]:
         result.update(ok=True, module=type(config).__module__)
     except Exception as error:  # the probe reports every failure of the real loader, whatever it is
         message = str(error)
-        result.update(error_type=type(error).__name__, error=message[:400], into_blobs="/blobs/" in message)
+        result.update(error_type=type(error).__name__, error=message[:400], bug="/blobs/" in message)
     return result
 
 

@@ -1,4 +1,4 @@
-"""What the target interpreter would import. Runs inside that interpreter, so it uses the standard library only.
+"""What the target interpreter would import. Runs inside that interpreter (Python 3.10 or newer), with the standard library only.
 
 hfpatch calls `describe` directly when the target is its own interpreter; for `--python` it runs this file's
 source with `python -c` in the target and reads the JSON it prints. Nothing of the described package is imported.
@@ -24,6 +24,8 @@ def describe(package: str) -> dict[str, Any]:
         "found": spec is not None,
         # Where an uninstalled package's hfpatch record may still lie (site-packages, PYTHONPATH entries).
         "search_path": [entry for entry in sys.path if entry and Path(entry).is_dir()],
+        "prefix": sys.prefix,
+        "base_prefix": sys.base_prefix,
     }
 
 

@@ -1,0 +1,80 @@
+"""Cached bytecode of a patched file: find every .pyc, tell its invalidation mode, remove and rebuild them.
+
+pip writes timestamp .pyc files; an unchecked-hash .pyc is never compared with its source, so one left from the
+old code would run it. After apply or revert every cached .pyc of the file goes, and those of the target
+interpreter are rebuilt in the mode they had.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from hfpatch import files
+
+
+@dataclass(frozen=True)
+class CachedBytecode:
+    path: Path
+    cache_tag: str
+    optimize: int
+    mode: str | None  # TIMESTAMP, CHECKED_HASH, UNCHECKED_HASH; None where the header cannot be read
+    source_hash: bytes  # bytes 8-16 of the header: the source's hash in hash-based modes
+
+
+def cached_files(source: Path) -> list[CachedBytecode]:
+    """Every cached .pyc of `source` (module.cache_tag[.opt-N].pyc): all interpreters, all optimisation levels."""
+    pattern = re.compile(rf"{re.escape(source.stem)}\.([^.]+)(?:\.opt-([0-9]+))?\.pyc")
+    found = []
+    try:
+        candidates = sorted((source.parent / "__pycache__").iterdir())
+    except OSError:
+        return []
+    for path in candidates:
+        match = pattern.fullmatch(path.name)
+        if match:
+            mode, source_hash = _header(path)
+            found.append(CachedBytecode(path, match[1], int(match[2] or 0), mode, source_hash))
+    return found
+
+
+def _header(pyc: Path) -> tuple[str | None, bytes]:
+    """The invalidation mode (PEP 552) and the source hash field, read from the .pyc header."""
+    try:
+        with pyc.open("rb") as handle:
+            header = handle.read(16)
+    except OSError:
+        return None, b""
+    if len(header) < 16:
+        return None, b""
+    flags = int.from_bytes(header[4:8], "little")
+    if flags == 0:
+        return "TIMESTAMP", b""
+    return ("CHECKED_HASH" if flags & 0b10 else "UNCHECKED_HASH"), header[8:16]
+
+
+def unchecked(cached: list[CachedBytecode], cache_tag: str) -> list[CachedBytecode]:
+    """The target interpreter's unchecked-hash files: the only ones that can run code other than the source's."""
+    return [item for item in cached if item.cache_tag == cache_tag and item.mode == "UNCHECKED_HASH"]
+
+
+def rebuild_requests(cached: list[CachedBytecode], cache_tag: str) -> list[dict[str, object]]:
+    return [
+        {"cfile": str(item.path), "optimize": item.optimize, "mode": item.mode}
+        for item in cached
+        if item.cache_tag == cache_tag and item.mode is not None
+    ]
+
+
+def remove_all(cached: list[CachedBytecode]) -> None:
+    for item in cached:
+        files.remove(item.path)
+
+
+def own_rebuilt(requests: list[dict[str, object]]) -> None:
+    """The interpreter that rebuilt them runs as hfpatch's user; give them the owner of their directory."""
+    for request in requests:
+        path = Path(str(request["cfile"]))
+        if path.exists():
+            files.take_owner_of_directory(path)

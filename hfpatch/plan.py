@@ -1,0 +1,139 @@
+"""What a command does about a diagnosis. Pure: the command, the diagnosis and the facts in, a plan out."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass
+
+from hfpatch.diagnosis import CHECK_EXIT, NEEDS_WRITING, Condition, Diagnosis, Suggest, plain
+from hfpatch.errors import ExitCode
+from hfpatch.facts import Facts
+
+
+class Command(enum.Enum):
+    APPLY = "apply"
+    REVERT = "revert"
+    CHECK = "check"
+
+
+class Action(enum.Enum):
+    """What a command did (or, in a dry run, would do); the `action` of the JSON document."""
+
+    PATCHED = "patched"
+    COMPLETED = "completed"
+    REFRESHED = "refreshed-bytecode"
+    REVERTED = "reverted"
+    CLEARED = "cleared-stale"
+    ALREADY_APPLIED = "already-applied"
+    NOTHING = "nothing-to-do"
+    REFUSED = "refused"
+    CHECKED = "checked"
+
+
+class Step(enum.Enum):
+    """A write, in the order the executor performs a plan's steps."""
+
+    CLEAR_STATE = "clear-state"
+    CLEAR_ORPHANS = "clear-orphans"
+    PATCH = "patch"
+    RESTORE = "restore"
+    REFRESH_BYTECODE = "refresh-bytecode"
+
+
+@dataclass(frozen=True)
+class Options:
+    dry_run: bool = False
+    force: bool = False
+    fail_on_obsolete: bool = False
+    suggest: Suggest = plain
+
+
+@dataclass(frozen=True)
+class Plan:
+    action: Action
+    exit_code: ExitCode
+    message: str
+    steps: tuple[Step, ...] = ()
+
+
+def plan(command: Command, diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
+    if command is Command.CHECK:
+        code = CHECK_EXIT[diagnosis.condition]
+        if options.fail_on_obsolete and diagnosis.condition is Condition.FIXED_UPSTREAM:
+            code = ExitCode.ACTION_NEEDED
+        return Plan(Action.CHECKED, code, diagnosis.summary)
+    if command is Command.APPLY:
+        return _apply(diagnosis, facts)
+    return _revert(diagnosis, facts, options)
+
+
+def _refused(message: str) -> Plan:
+    return Plan(Action.REFUSED, ExitCode.ERROR, message)
+
+
+def _apply(diagnosis: Diagnosis, facts: Facts) -> Plan:
+    condition = diagnosis.condition
+    clear = (Step.CLEAR_STATE,) if diagnosis.stale_state else ()
+    if condition in (Condition.EDITED, Condition.UNRECOGNISED, Condition.ERROR):
+        return _refused(diagnosis.summary)
+    if condition not in NEEDS_WRITING:
+        action = Action.ALREADY_APPLIED if condition is Condition.APPLIED else Action.NOTHING
+        return Plan(action, ExitCode.OK, diagnosis.summary, clear)
+    if facts.link:
+        return _refused(f"{facts.link}; hfpatch does not write through links: {diagnosis.advice or ''}".rstrip(": "))
+    assert facts.file is not None and facts.source is not None
+    if facts.state is None or diagnosis.stale_state:
+        if condition is Condition.INCOMPLETE:  # fixed source, stale bytecode: nothing of hfpatch's to finish
+            message = f"rebuilt the stale bytecode of {facts.file}; its source already had the fix"
+            return Plan(Action.REFRESHED, ExitCode.OK, message, (*clear, Step.REFRESH_BYTECODE))
+        return Plan(Action.PATCHED, ExitCode.OK, _patched_message(facts), (*clear, Step.PATCH))
+    # With a state, what needs writing holds the original (dropped, or an apply killed early) or the patched bytes.
+    if hashlib.sha256(facts.source).hexdigest() == facts.state.after_sha256:
+        return Plan(Action.COMPLETED, ExitCode.OK, f"finished the interrupted apply on {facts.file}", (Step.PATCH,))
+    return Plan(Action.PATCHED, ExitCode.OK, _patched_message(facts), (Step.PATCH,))
+
+
+def _patched_message(facts: Facts) -> str:
+    patch = facts.patch
+    return f"{facts.file} now has the fix ({patch.upstream}, upstream in {patch.fixed_in})"
+
+
+def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
+    condition, patch = diagnosis.condition, facts.patch
+    if facts.installation is None:
+        if facts.orphans:
+            where = ", ".join(map(str, facts.orphans))
+            message = f"{patch.distribution} is not installed any more; cleared hfpatch's state and backup in {where}"
+            return Plan(Action.CLEARED, ExitCode.OK, message, (Step.CLEAR_ORPHANS,))
+        return Plan(Action.NOTHING, ExitCode.OK, diagnosis.summary)
+    saved = facts.state
+    if saved is None:
+        if condition is Condition.ERROR:
+            return _refused(diagnosis.summary)
+        message = f"hfpatch holds no state here ({diagnosis.finding})"
+        if facts.leftover:
+            message += "; removed the backup an interrupted apply left behind"
+            return Plan(Action.NOTHING, ExitCode.OK, message, (Step.CLEAR_STATE,))
+        return Plan(Action.NOTHING, ExitCode.OK, message)
+    if diagnosis.stale_state:
+        message = (
+            f"{saved.distribution} was reinstalled or upgraded since apply ({saved.version} -> "
+            f"{facts.installation.version or 'unknown'}): its files were left as they are, the old backup was not "
+            "restored over them, and the stale state was cleared"
+        )
+        return Plan(Action.CLEARED, ExitCode.OK, message, (Step.CLEAR_STATE,))
+    if condition is Condition.EDITED and not options.force:
+        return _refused(diagnosis.summary)
+    if condition is Condition.ERROR:
+        return _refused(diagnosis.summary)
+    if facts.link:
+        return _refused(f"{facts.link}; hfpatch does not write through links")
+    assert facts.source is not None
+    if hashlib.sha256(facts.source).hexdigest() != saved.before_sha256 and facts.backup is None:
+        return _refused(f"{facts.backup_error}; nothing was changed. Reinstall {patch.distribution}")
+    if hashlib.sha256(facts.source).hexdigest() == saved.before_sha256:
+        message = f"{facts.file} was already the original; cleared hfpatch's state"
+    else:
+        message = f"restored the original {facts.file}"
+    return Plan(Action.REVERTED, ExitCode.OK, message, (Step.RESTORE,))
