@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
 
 from hfpatch import definitions
 from hfpatch.catalog import Form, Patch, Target, Verdict
 from hfpatch.errors import UnexpectedCode
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,9 @@ def what_differs(target: Target, text: str) -> str:
         if tag == "equal":
             continue
         if i1 < i2:
-            return f"{target.name} line {i1 + 1} differs from the {closest.release_range} code: {text_lines[i1].strip()!r}"
+            return (
+                f"{target.name} line {i1 + 1} differs from the {closest.release_range} code: {text_lines[i1].strip()!r}"
+            )
         return f"{target.name} lacks line {j1 + 1} of the {closest.release_range} code (after line {i1})"
     return f"{target.name} matches no known form"
 
@@ -118,6 +122,9 @@ def _range(releases: tuple[str, ...]) -> str:
 
 def parse_version(version: str | None) -> Version | None:
     """The parsed version, or None where it is unknown or not PEP 440 (the code alone decides then)."""
+    # packaging only where a version must be compared: a released file known by digest never needs it.
+    from packaging.version import InvalidVersion, Version
+
     if version is None:
         return None
     try:
@@ -128,14 +135,21 @@ def parse_version(version: str | None) -> Version | None:
 
 def is_final_release_at_least(version: str | None, floor: str) -> bool:
     parsed = parse_version(version)
-    return parsed is not None and not parsed.is_prerelease and parsed >= Version(floor)
+    return parsed is not None and not parsed.is_prerelease and parsed >= _floor(floor)
 
 
 def is_at_least(version: str | None, floor: str) -> bool:
     parsed = parse_version(version)
-    return parsed is not None and parsed >= Version(floor)
+    return parsed is not None and parsed >= _floor(floor)
 
 
 def is_older(version: str | None, floor: str) -> bool:
     parsed = parse_version(version)
-    return parsed is not None and parsed < Version(floor)
+    return parsed is not None and parsed < _floor(floor)
+
+
+def _floor(text: str) -> Version:
+    parsed = parse_version(text)
+    if parsed is None:
+        raise UnexpectedCode(f"the catalog names {text!r}, which is not a version")
+    return parsed

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 import hfpatch
 from hfpatch import catalog, engine
 from hfpatch.catalog import Patch
+from hfpatch.diagnosis import Condition
 from hfpatch.environment import Installation, Python, locate, resolve_python
 from hfpatch.errors import ExitCode, HfpatchError, UsageError
 from hfpatch.plan import Command, Options
@@ -53,7 +54,8 @@ def run(
 ) -> list[EnvironmentResult]:
     """Run `operation` for every patch in every environment; failures are gathered, not raised."""
     results = []
-    for given in list(pythons) or [None]:
+    requested: list[str | None] = [*pythons] if pythons else [None]
+    for given in requested:
         result = EnvironmentResult(requested=given)
         results.append(result)
         try:
@@ -61,13 +63,17 @@ def run(
         except HfpatchError as error:
             result.error = str(error)
             continue
-        env_options = Options(options.dry_run, options.force, options.fail_on_obsolete, options.suggest)
         for patch in patches:
-            result.outcomes.append(_run_one(result, result.python, patch, operation, env_options))
-        if command != "list" and patches and all(found is None for found in result.installations.values()):
-            if not any(outcome.action == "cleared-stale" for outcome in result.outcomes):
-                result.error = _nothing_installed(command, result.python, patches, options)
+            result.outcomes.append(_run_one(result, result.python, patch, operation, options))
+        if command != "list" and _found_nothing(result):
+            result.error = _nothing_installed(command, result.python, patches)
     return results
+
+
+def _found_nothing(result: EnvironmentResult) -> bool:
+    """None of the patches' distributions is installed, and nothing else was done: the wrong interpreter."""
+    nothing = all(found is None for found in result.installations.values())
+    return bool(result.outcomes) and nothing and not any(o.action == "cleared-stale" for o in result.outcomes)
 
 
 def _run_one(
@@ -79,10 +85,10 @@ def _run_one(
         return operation(patch, python, result.installations[patch.package], options)
     except HfpatchError as error:
         result.installations.setdefault(patch.package, None)
-        return engine.Outcome(patch, None, engine.Condition.ERROR, "refused", ExitCode.ERROR, str(error))
+        return engine.Outcome(patch, None, Condition.ERROR, "refused", ExitCode.ERROR, str(error))
 
 
-def _nothing_installed(command: str, python: Python, patches: Sequence[Patch], options: Options) -> str:
+def _nothing_installed(command: str, python: Python, patches: Sequence[Patch]) -> str:
     names = ", ".join(sorted({patch.distribution for patch in patches}))
     return (
         f"{python.executable} has none of the distributions the patches are for ({names}), so there is nothing "
@@ -225,7 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
         if name in ("apply", "revert"):
             sub.add_argument("--dry-run", action="store_true", help="print the unified diff; write nothing")
         if name == "revert":
-            sub.add_argument("--force", action="store_true", help="restore the original even over a file edited since apply")
+            sub.add_argument(
+                "--force", action="store_true", help="restore the original even over a file edited since apply"
+            )
         if name == "check":
             sub.add_argument(
                 "--fail-on-obsolete",

@@ -84,13 +84,13 @@ def diagnose(facts: Facts, suggest: Suggest = plain) -> Diagnosis:
 def _diagnose(facts: Facts, suggest: Suggest) -> Diagnosis:
     patch, installation, saved = facts.patch, facts.installation, facts.state
     if installation is None:
-        notes = tuple(
+        orphans = tuple(
             f"{root}/.hfpatch/{patch.id} still holds the state and backup of an uninstalled {patch.distribution}; "
             f"`{suggest('revert')}` clears them"
             for root in facts.orphans
         )
         summary = f"{patch.distribution} is not installed for {facts.python.executable}"
-        return Diagnosis(Condition.NOT_INSTALLED, summary, notes)
+        return Diagnosis(Condition.NOT_INSTALLED, summary, orphans)
     if facts.state_error is not None:
         return Diagnosis(Condition.ERROR, facts.state_error)
     if saved is not None and saved.target != patch.file:

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hfpatch import executor, files, state
 from hfpatch.catalog import Patch
 from hfpatch.diagnosis import Condition, Diagnosis, diagnose
 from hfpatch.environment import Installation, Python
 from hfpatch.errors import ExitCode, HfpatchError
 from hfpatch.facts import Facts, gather
-from hfpatch.plan import Action, Command, Options, Plan, Step, plan
-from hfpatch.rewrite import unified_diff
+from hfpatch.plan import Action, Command, Options, Plan, plan
 
 
 @dataclass(frozen=True)
@@ -37,16 +35,15 @@ def run(command: Command, patch: Patch, python: Python, installation: Installati
     facts: Facts | None = None
     diagnosis: Diagnosis | None = None
     try:
-        facts, diagnosis, decided = _decide(command, patch, python, installation, options)
+        facts, diagnosis, decided = decide(command, patch, python, installation, options)
         if not decided.steps:
-            return _outcome(facts, diagnosis, decided)
+            return outcome(facts, diagnosis, decided)
+        # Only a plan that writes needs the executor, and with it libcst: 150 ms that `check` never pays.
+        from hfpatch import executor
+
         if options.dry_run:
-            return _preview(facts, diagnosis, decided)
-        if installation is None:  # only hfpatch's state of an uninstalled package: each root has its own lock
-            return _outcome(facts, diagnosis, decided, executor.execute(decided, facts))
-        with files.locked(state.lock_file(installation.root), executor.LOCK_TIMEOUT):
-            facts, diagnosis, decided = _decide(command, patch, python, installation, options)
-            return _outcome(facts, diagnosis, decided, executor.execute(decided, facts))
+            return executor.preview(facts, diagnosis, decided)
+        return executor.perform(command, facts, decided, options)
     except HfpatchError as error:
         condition = Condition.ERROR if diagnosis is None else diagnosis.condition
         notes = () if diagnosis is None else diagnosis.notes
@@ -58,7 +55,7 @@ def diagnosed(patch: Patch, python: Python, installation: Installation | None, o
     return run(Command.CHECK, patch, python, installation, options)
 
 
-def _decide(
+def decide(
     command: Command, patch: Patch, python: Python, installation: Installation | None, options: Options
 ) -> tuple[Facts, Diagnosis, Plan]:
     facts = gather(patch, python, installation)
@@ -66,7 +63,7 @@ def _decide(
     return facts, diagnosis, plan(command, diagnosis, facts, options)
 
 
-def _outcome(facts: Facts, diagnosis: Diagnosis, decided: Plan, notes: tuple[str, ...] = ()) -> Outcome:
+def outcome(facts: Facts, diagnosis: Diagnosis, decided: Plan, notes: tuple[str, ...] = ()) -> Outcome:
     return Outcome(
         facts.patch,
         facts,
@@ -76,29 +73,3 @@ def _outcome(facts: Facts, diagnosis: Diagnosis, decided: Plan, notes: tuple[str
         decided.message,
         (*diagnosis.notes, *notes),
     )
-
-
-# A dry run's action and sentence, by what the plan would do.
-_PREVIEW = {
-    Action.PATCHED: ("would-apply", "would patch {file}"),
-    Action.COMPLETED: ("would-apply", "would finish the interrupted apply on {file}"),
-    Action.REFRESHED: ("would-refresh-bytecode", "would rebuild the stale bytecode of {file}"),
-    Action.REVERTED: ("would-revert", "would restore the original {file}"),
-    Action.CLEARED: ("would-clear-stale", "would clear hfpatch's stale state of {patch}"),
-    Action.NOTHING: ("would-clear-stale", "would remove the backup an interrupted apply left behind for {patch}"),
-}
-
-
-def _preview(facts: Facts, diagnosis: Diagnosis, decided: Plan) -> Outcome:
-    """A dry run: what the plan would write, as a unified diff where it changes the file; nothing is written."""
-    after = None
-    if Step.PATCH in decided.steps:
-        after = executor.original_and_patched(facts)[1]
-    elif Step.RESTORE in decided.steps:
-        after = executor.original_and_patched(facts)[0]
-    diff = ""
-    if after is not None and facts.source is not None and after != facts.source:
-        diff = unified_diff(facts.source, after, facts.patch.file)
-    action, sentence = _PREVIEW.get(decided.action, (decided.action.value, decided.message))
-    message = sentence.format(file=facts.file, patch=facts.patch.id)
-    return Outcome(facts.patch, facts, diagnosis.condition, action, decided.exit_code, message, diagnosis.notes, diff)

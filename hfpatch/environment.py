@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hfpatch import introspect, wheelrecord
 from hfpatch.errors import TargetError
+
+if TYPE_CHECKING:
+    import subprocess
 
 ANSWER_TIMEOUT = 120
 OLDEST_PYTHON = (3, 10)
@@ -76,6 +78,8 @@ def run_in(python: Python, request: dict[str, Any]) -> str:
 
 
 def _run(command: list[str], executable: str) -> subprocess.CompletedProcess[str]:
+    import subprocess  # only to ask another interpreter: `hfpatch check` on its own never pays for it
+
     try:
         return subprocess.run(command, capture_output=True, text=True, timeout=ANSWER_TIMEOUT, check=False)
     except OSError as error:

@@ -15,11 +15,13 @@ from pathlib import Path
 
 import hfpatch
 from hfpatch import bytecode, files, state, wheelrecord
+from hfpatch.diagnosis import Diagnosis, diagnose
+from hfpatch.engine import Outcome, decide, outcome
 from hfpatch.environment import Installation, Python, run_in
-from hfpatch.errors import HfpatchError, TargetError
+from hfpatch.errors import HfpatchError, StateError, TargetError
 from hfpatch.facts import Facts
-from hfpatch.plan import Plan, Step
-from hfpatch.rewrite import patched
+from hfpatch.plan import Action, Command, Options, Plan, Step
+from hfpatch.rewrite import patched, unified_diff
 
 LOCK_TIMEOUT = 120.0
 
@@ -40,10 +42,48 @@ def original_and_patched(facts: Facts) -> tuple[bytes, bytes]:
     if saved is None or digest == saved.before_sha256 or facts.installation is None:
         return source, patched(source, facts.patch)
     if facts.backup is None:
-        from hfpatch.errors import StateError
-
         raise StateError(f"{facts.backup_error}; nothing was changed. Reinstall {facts.patch.distribution}.")
     return facts.backup, source if digest == saved.after_sha256 else patched(facts.backup, facts.patch)
+
+
+def perform(command: Command, facts: Facts, decided: Plan, options: Options) -> Outcome:
+    """Take the environment's lock, read and decide again under it, and carry out what that decision says."""
+    installation = facts.installation
+    if installation is None:  # only hfpatch's state of an uninstalled package: each root has its own lock
+        return outcome(facts, diagnose_again(facts, options), decided, execute(decided, facts))
+    with files.locked(state.lock_file(installation.root), LOCK_TIMEOUT):
+        facts, diagnosis, decided = decide(command, facts.patch, facts.python, installation, options)
+        return outcome(facts, diagnosis, decided, execute(decided, facts))
+
+
+def diagnose_again(facts: Facts, options: Options) -> Diagnosis:
+    return diagnose(facts, options.suggest)
+
+
+# A dry run's action and sentence, by what the plan would do.
+_PREVIEW = {
+    Action.PATCHED: ("would-apply", "would patch {file}"),
+    Action.COMPLETED: ("would-apply", "would finish the interrupted apply on {file}"),
+    Action.REFRESHED: ("would-refresh-bytecode", "would rebuild the stale bytecode of {file}"),
+    Action.REVERTED: ("would-revert", "would restore the original {file}"),
+    Action.CLEARED: ("would-clear-stale", "would clear hfpatch's stale state of {patch}"),
+    Action.NOTHING: ("would-clear-stale", "would remove the backup an interrupted apply left behind for {patch}"),
+}
+
+
+def preview(facts: Facts, diagnosis: Diagnosis, decided: Plan) -> Outcome:
+    """A dry run: what the plan would write, as a unified diff where it changes the file; nothing is written."""
+    after = None
+    if Step.PATCH in decided.steps:
+        after = original_and_patched(facts)[1]
+    elif Step.RESTORE in decided.steps:
+        after = original_and_patched(facts)[0]
+    diff = ""
+    if after is not None and facts.source is not None and after != facts.source:
+        diff = unified_diff(facts.source, after, facts.patch.file)
+    action, sentence = _PREVIEW.get(decided.action, (decided.action.value, decided.message))
+    message = sentence.format(file=facts.file, patch=facts.patch.id)
+    return Outcome(facts.patch, facts, diagnosis.condition, action, decided.exit_code, message, diagnosis.notes, diff)
 
 
 def execute(plan: Plan, facts: Facts) -> tuple[str, ...]:

@@ -48,12 +48,12 @@ class Facts:
 
 def gather(patch: Patch, python: Python, installation: Installation | None) -> Facts:
     if installation is None:
-        orphans = tuple(
-            Path(entry) for entry in python.search_path if state.patch_dir(Path(entry), patch.id).is_dir()
-        )
+        orphans = tuple(Path(entry) for entry in python.search_path if state.patch_dir(Path(entry), patch.id).is_dir())
         return Facts(patch, python, None, orphans=orphans)
     root, file = installation.root, installation.path_of(patch.file)
-    found = Facts(patch, python, installation, leftover=state.patch_dir(root, patch.id).exists(), link=_link(root, file))
+    found = Facts(
+        patch, python, installation, leftover=state.patch_dir(root, patch.id).exists(), link=_link(root, file)
+    )
     try:
         saved = state.load(root, patch.id)
     except StateError as error:

@@ -11,7 +11,6 @@ import errno
 import fcntl
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,8 +36,7 @@ def describe_os_error(error: OSError, path: Path, doing: str) -> HfpatchError:
     if owner_id != os.geteuid():
         owner = _user_name(owner_id)
         return NotWritable(
-            f"cannot {doing} {path}: {directory} belongs to {owner}, not {user}. Run hfpatch as {owner} "
-            "(or with sudo)."
+            f"cannot {doing} {path}: {directory} belongs to {owner}, not {user}. Run hfpatch as {owner} (or with sudo)."
         )
     if not os.access(directory, os.W_OK):
         return NotWritable(
@@ -96,8 +94,8 @@ def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
     try:
         old = path.stat() if path.exists() else None
         # A unique name: a temporary file left by a killed run never blocks this one.
-        descriptor, temporary_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.hfpatch-", suffix=".tmp")
-        temporary = Path(temporary_name)
+        temporary = path.with_name(f".{path.name}.hfpatch-{os.urandom(6).hex()}.tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
@@ -107,7 +105,7 @@ def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
                 if os.geteuid() == 0:
                     os.fchown(handle.fileno(), owner.st_uid, owner.st_gid)
                 os.fsync(handle.fileno())
-            os.replace(temporary, path)
+            temporary.replace(path)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
