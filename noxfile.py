@@ -1,4 +1,11 @@
-"""Test sessions. `nox` runs them all: lint, types, and the test suite against real transformers releases."""
+"""Test sessions.
+
+`nox` (the README's test command) runs the default sessions: lint, types, the fast suite (no transformers, every
+supported Python), the transformers tests on the releases that stand for each distinct file (installed by uv, and
+the newest affected release installed by pip too), and hfpatch as a pipx/uvx tool. `nox -t releases` runs the
+per-release proof on every release the catalog lists. `nox -s mutants` measures the fast suite against hand-written
+defects. `.ci/run` runs the default sessions and the release matrix.
+"""
 
 from __future__ import annotations
 
@@ -12,24 +19,17 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.error_on_missing_interpreters = True
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
-
-# Every release from 5.8.1 to the newest, with the form each one carries (tests/releases.py, from the wheels).
-FORM_BY_RELEASE: dict[str, str] = runpy.run_path("tests/releases.py")["FORM_BY_RELEASE"]
-FILE_GROUPS: list[list[str]] = runpy.run_path("tests/releases.py")["SAME_FILE"]
-NEWEST_BUGGY = [release for release, form in FORM_BY_RELEASE.items() if form == "two-argument-resolving"][-1]
-# The whole suite runs on the first release of every distinct dynamic_module_utils.py, on the newest buggy release
-# and on the newest release. Every other release carries a file byte-identical to one of those; it gets the tests
-# that prove its form and the real loader's behaviour (the drift check, the regression test, verify).
-FULL = sorted(
-    {group[0] for group in FILE_GROUPS} | {NEWEST_BUGGY, list(FORM_BY_RELEASE)[-1]}, key=list(FORM_BY_RELEASE).index
-)
-SAME_FILE_AS_A_FULL_RELEASE = [release for release in FORM_BY_RELEASE if release not in FULL]
-# Most tests wait on subprocesses (interpreters importing transformers): one worker per core.
-PYTEST = ["-n", "auto"]
-PER_RELEASE_TESTS = ["tests/test_analysis.py", "tests/test_regression.py", "tests/test_verify.py"]
-
 MAIN_PYTHON = "3.11"
 OTHER_PYTHONS = ["3.10", "3.12", "3.13"]
+WORKERS = ["-n", "2"]  # the machine has 2 cores; most tests wait on subprocesses
+
+# Every release the matrix installs, by patch (tests/releases.py, read off the wheels): all of them get the
+# per-release proof; the first of each distinct file, the newest affected and the newest get every test.
+_RELEASES = runpy.run_path("tests/releases.py")
+MATRIX: dict[str, list[str]] = _RELEASES["MATRIX"]
+REPRESENTATIVES: dict[str, list[str]] = _RELEASES["REPRESENTATIVES"]
+NEWEST_AFFECTED: dict[str, str] = _RELEASES["NEWEST_AFFECTED"]
+PER_RELEASE_TESTS = ["tests/test_release.py", "tests/test_regression.py", "tests/test_verify.py"]
 
 
 def _let_pyenv_shims_find_every_python() -> None:
@@ -50,45 +50,45 @@ def _install_hfpatch(session: nox.Session) -> None:
     session.install(".", *nox.project.dependency_groups(PYPROJECT, "test"))
 
 
-@nox.session(python=MAIN_PYTHON, tags=["matrix"])
-@nox.parametrize("transformers", FULL)
-def tests(session: nox.Session, transformers: str) -> None:
-    """The whole suite against one real transformers release from the package index."""
+@nox.session(python=[MAIN_PYTHON, *OTHER_PYTHONS])
+def fast(session: nox.Session) -> None:
+    """The whole suite where transformers is absent: the pure core, the engine on made-up distributions."""
     _install_hfpatch(session)
-    session.install(f"transformers=={transformers}")
-    session.run("pytest", *PYTEST, *session.posargs, env={"HFPATCH_EXPECT_TRANSFORMERS": transformers})
+    session.run("pytest", *WORKERS, *session.posargs, env={"HFPATCH_EXPECT_TRANSFORMERS": "none"})
 
 
-@nox.session(python=MAIN_PYTHON, tags=["matrix"])
-@nox.parametrize("transformers", SAME_FILE_AS_A_FULL_RELEASE)
-def release(session: nox.Session, transformers: str) -> None:
-    """The form, the regression test and verify against a release whose file another session tests in full."""
+def _transformers_session(session: nox.Session, release: str, installer: str, tests: list[str]) -> None:
     _install_hfpatch(session)
-    session.install(f"transformers=={transformers}")
-    expect = {"HFPATCH_EXPECT_TRANSFORMERS": transformers}
-    session.run("pytest", *PYTEST, *PER_RELEASE_TESTS, *session.posargs, env=expect)
-
-
-@nox.session(python=OTHER_PYTHONS, tags=["pythons"])
-def other_pythons(session: nox.Session) -> None:
-    """The suite on the other supported Pythons, with the newest buggy release."""
-    _install_hfpatch(session)
-    session.install(f"transformers=={NEWEST_BUGGY}")
-    session.run("pytest", *PYTEST, *session.posargs, env={"HFPATCH_EXPECT_TRANSFORMERS": NEWEST_BUGGY})
+    if installer == "pip":  # pip writes RECORD with CRLF line endings and timestamp bytecode, as users' images do
+        session.install("pip")
+        session.run("python", "-m", "pip", "install", "-q", "--disable-pip-version-check", f"transformers=={release}")
+    else:
+        session.install(f"transformers=={release}")
+    env = {"HFPATCH_EXPECT_TRANSFORMERS": release}
+    session.run("pytest", *WORKERS, "-m", "transformers", *tests, *session.posargs, env=env)
 
 
 @nox.session(python=MAIN_PYTHON)
-def without_transformers(session: nox.Session) -> None:
-    """The suite where transformers is not installed at all."""
-    _install_hfpatch(session)
-    session.run("pytest", *PYTEST, *session.posargs, env={"HFPATCH_EXPECT_TRANSFORMERS": "none"})
+@nox.parametrize("release", [release for releases in REPRESENTATIVES.values() for release in releases])
+def transformers(session: nox.Session, release: str) -> None:
+    """Every transformers test on a release that stands for its file (the first of each distinct file, the newest
+    affected, the newest), installed by uv."""
+    _transformers_session(session, release, "uv", [])
 
 
-@nox.session(python=MAIN_PYTHON, default=False)
-def bench(session: nox.Session) -> None:
-    """What check and apply cost next to importing transformers (not a test: it prints figures)."""
-    session.install(".", f"transformers=={NEWEST_BUGGY}", env={"UV_COMPILE_BYTECODE": "1"})
-    session.run("python", "benchmarks/bench.py", *session.posargs)
+@nox.session(python=MAIN_PYTHON)
+@nox.parametrize("release", sorted(set(NEWEST_AFFECTED.values())))
+def transformers_pip(session: nox.Session, release: str) -> None:
+    """Every transformers test on the newest affected release installed by pip (CRLF RECORD)."""
+    _transformers_session(session, release, "pip", [])
+
+
+@nox.session(python=MAIN_PYTHON, tags=["releases"], default=False)
+@nox.parametrize("release", [release for releases in MATRIX.values() for release in releases])
+def release(session: nox.Session, release: str) -> None:
+    """The per-release proof on one release: its file is a known form, the real loader before and after apply and
+    after revert, verify."""
+    _transformers_session(session, release, "uv", PER_RELEASE_TESTS)
 
 
 @nox.session(python=MAIN_PYTHON)
@@ -110,5 +110,20 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=MAIN_PYTHON)
 def typecheck(session: nox.Session) -> None:
-    session.install(".", *nox.project.dependency_groups(PYPROJECT, "typecheck"), "nox")
+    session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "typecheck"), "nox")
     session.run("mypy")
+
+
+@nox.session(python=MAIN_PYTHON, default=False)
+def mutants(session: nox.Session) -> None:
+    """Apply each hand-written defect to a copy of hfpatch and run the fast suite against it: every one must fail."""
+    _install_hfpatch(session)
+    session.run("python", "scripts/mutants.py", *session.posargs)
+
+
+@nox.session(python=MAIN_PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """What check and apply cost next to importing transformers (not a test: it prints figures)."""
+    session.install("pip")
+    session.run("python", "-m", "pip", "install", "-q", ".", f"transformers=={NEWEST_AFFECTED['transformers-46618']}")
+    session.run("python", "benchmarks/bench.py", *session.posargs)

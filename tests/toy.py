@@ -162,7 +162,8 @@ class ToySite:
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if key != "HFPATCH_FAULT"}
-        env["PYTHONPATH"] = str(self.root)
+        # The site first; an existing PYTHONPATH stays behind it (scripts/mutants.py puts hfpatch's copy there).
+        env["PYTHONPATH"] = os.pathsep.join([str(self.root), *filter(None, [os.environ.get("PYTHONPATH")])])
         env["HFPATCH_CATALOG"] = str(self.catalog)
         env.update(extra)
         return env
