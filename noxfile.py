@@ -92,6 +92,13 @@ def release(session: nox.Session, release: str) -> None:
 
 
 @nox.session(python=MAIN_PYTHON)
+def readme(session: nox.Session) -> None:
+    """The README's first command, its Dockerfile and its CI lines, run as written in fresh venvs."""
+    _install_hfpatch(session)
+    session.run("pytest", *WORKERS, "-m", "readme", "tests/test_readme.py", *session.posargs)
+
+
+@nox.session(python=MAIN_PYTHON)
 def install_tools(session: nox.Session) -> None:
     """hfpatch installs and runs as a tool: with pipx and with uvx, each in its own environment."""
     session.install("pipx", "uv")
@@ -112,6 +119,8 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "typecheck"), "nox")
     session.run("mypy")
+    for script in sorted(Path("patches").glob("*/*.py")):
+        session.run("mypy", str(script))
 
 
 @nox.session(python=MAIN_PYTHON, default=False)

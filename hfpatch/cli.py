@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -240,6 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="exit 1 where upstream already has the fix, so that a dead `hfpatch apply` gets removed",
             )
+    from hfpatch import authoring  # light to import: `new` loads what it needs when it runs
+
+    authoring.add_parser(commands)
     return parser
 
 
@@ -298,6 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The console script; returns the exit code instead of exiting, so that tests can call it in process."""
     try:
         args = build_parser().parse_args(list(argv) if argv is not None else sys.argv[1:])
+        if args.command == "new":
+            from hfpatch import authoring
+
+            return authoring.run(args, sys.stdout)
         patches = select(args.patch_ids, args.catalogs)
         options = Options(
             dry_run=getattr(args, "dry_run", False),
@@ -319,12 +327,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         traceback.print_exc()
         print("hfpatch: internal error (a bug in hfpatch; the traceback is above)", file=sys.stderr)
         return int(ExitCode.ERROR)
-    if args.as_json:
-        render_json(args.command, results, sys.stdout)
-    else:
-        if args.command == "list":
-            _list_catalog(patches, sys.stdout)
-        render_text(results, show_diff=getattr(args, "dry_run", False), out=sys.stdout)
+    try:
+        if args.as_json:
+            render_json(args.command, results, sys.stdout)
+        else:
+            if args.command == "list":
+                _list_catalog(patches, sys.stdout)
+            render_text(results, show_diff=getattr(args, "dry_run", False), out=sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`hfpatch list | head`): the work is done, and its exit code still holds.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     code = exit_code(results)
     if args.command == "list":
         code = ExitCode.ERROR if any(result.python is None for result in results) else ExitCode.OK

@@ -72,6 +72,15 @@ class Diagnosis:
 
 def diagnose(facts: Facts, suggest: Suggest = plain) -> Diagnosis:
     diagnosis = _diagnose(facts, suggest)
+    installation = facts.installation
+    if installation is not None and installation.shared_with_base:
+        python = installation.python
+        shared = (
+            f"{facts.file} belongs to the base interpreter ({python.base_prefix}), not to this environment "
+            f"({python.prefix}): patching it patches the base interpreter and every venv made from it with "
+            "--system-site-packages"
+        )
+        diagnosis = replace(diagnosis, notes=(*diagnosis.notes, shared))
     if facts.link and diagnosis.condition in NEEDS_WRITING:
         advice = (
             f"but {facts.link}, and hfpatch does not write through links: patch the tree the link points to "
@@ -89,7 +98,7 @@ def _diagnose(facts: Facts, suggest: Suggest) -> Diagnosis:
             f"`{suggest('revert')}` clears them"
             for root in facts.orphans
         )
-        summary = f"{patch.distribution} is not installed for {facts.python.executable}"
+        summary = f"{facts.python.executable} imports no {patch.distribution}"
         return Diagnosis(Condition.NOT_INSTALLED, summary, orphans)
     if facts.state_error is not None:
         return Diagnosis(Condition.ERROR, facts.state_error)

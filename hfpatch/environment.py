@@ -60,7 +60,11 @@ class Installation:
         python = self.python
         if not python.prefix or python.prefix == python.base_prefix:
             return False
-        return not self.root.resolve().is_relative_to(Path(python.prefix).resolve())
+        # Only the base's own tree: a PYTHONPATH entry or a .pth directory outside the venv is no base's.
+        root = self.root.resolve()
+        return root.is_relative_to(Path(python.base_prefix).resolve()) and not root.is_relative_to(
+            Path(python.prefix).resolve()
+        )
 
 
 def run_in(python: Python, request: dict[str, Any]) -> str:

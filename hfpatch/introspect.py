@@ -7,6 +7,7 @@ source with `python -c` in the target and reads the JSON it prints. Nothing of t
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,8 @@ def describe(package: str) -> dict[str, Any]:
         "package_dir": locations[0] if spec is not None and spec.origin and locations else None,
         "found": spec is not None,
         # Where an uninstalled package's hfpatch record may still lie (site-packages, PYTHONPATH entries).
-        "search_path": [entry for entry in sys.path if entry and Path(entry).is_dir()],
+        # os.path.isdir, not Path.is_dir: an entry this user may not search (EACCES) is no directory to it either.
+        "search_path": [entry for entry in sys.path if entry and os.path.isdir(entry)],  # noqa: PTH112
         "prefix": sys.prefix,
         "base_prefix": sys.base_prefix,
     }

@@ -111,7 +111,7 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
     if saved is None:
         if condition is Condition.ERROR:
             return _refused(diagnosis.summary)
-        message = f"hfpatch holds no state here ({diagnosis.finding})"
+        message = f"nothing to revert: hfpatch holds no state here ({diagnosis.finding})"
         if facts.leftover:
             message += "; removed the backup an interrupted apply left behind"
             return Plan(Action.NOTHING, ExitCode.OK, message, (Step.CLEAR_STATE,))

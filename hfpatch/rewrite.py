@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import libcst
 
 from hfpatch import definitions
-from hfpatch.catalog import Patch, Target
+from hfpatch.catalog import Patch, Target, Verdict
 from hfpatch.errors import UnexpectedCode
 
 Transform = Callable[[libcst.Module, str], libcst.Module]
@@ -48,14 +48,17 @@ def replace_with_fixed(fixed_text: str) -> Transform:
     """The default transform: the definition becomes the fixed text."""
 
     def transform(module: libcst.Module, name: str) -> libcst.Module:
-        replacement = libcst.parse_statement(fixed_text + "\n", config=module.config_for_parsing)
+        fixed = libcst.parse_module(fixed_text + "\n")
+        replacement = fixed.body[0] if len(fixed.body) == 1 else None
         if not isinstance(replacement, libcst.FunctionDef):
             raise UnexpectedCode(f"the fixed text of {name} is not a function definition")
         replacer = ReplaceDefinition(name.rsplit(".", 1)[-1], replacement)
         result = module.visit(replacer)
         if replacer.replaced != 1:
             raise UnexpectedCode(f"the transform found {replacer.replaced} definitions of {name}, not one")
-        return result
+        # The module holds only this definition: render it with the fixed text's indentation, not the file's
+        # (a tab-indented file's would turn the fixed text's spaces into tabs, and it would not be the fixed text).
+        return result.with_changes(default_indent=fixed.default_indent)
 
     return transform
 
@@ -88,6 +91,10 @@ def _edit(parsed: definitions.SourceFile, patch: Patch, target: Target, transfor
         return _insertion(parsed, patch, target)
     if found.sha256 == target.fixed_sha256:
         return _Edit(found.start, found.start, ())
+    form = target.form_of(found.sha256)
+    if form is None or form.verdict is not Verdict.NEEDS_PATCH:
+        # Never rewrite code the fix was not written for, whatever the caller decided before.
+        raise UnexpectedCode(f"{target.name} in {patch.file} is not a form {patch.id} is written for")
     try:
         module = libcst.parse_module(found.canonical + "\n")
     except libcst.ParserSyntaxError:

@@ -28,7 +28,7 @@ def verify(patch: Patch, python: Python, installation: Installation | None, opti
     if installation is None:
         return _with(diagnosed, "nothing-to-verify", ExitCode.OK, diagnosed.message)
     if patch.probe is None:
-        message = f"no probe: {patch.id} is checked by its digests only ({diagnosed.message})"
+        message = f"{patch.id} is checked by its digests only ({diagnosed.message})"
         return _with(diagnosed, "no-probe", CHECK_EXIT[diagnosed.condition], message)
     result = _run_probe(patch.probe, python)
     where = str(result.get("loader_file") or "")

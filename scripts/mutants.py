@@ -85,8 +85,8 @@ MUTANTS = [
         "a form the fix must not be applied to is not applicable",
         "hfpatch/classify.py",
         "        return Finding(target, form.verdict, _form_detail(target, form))\n",
-        "        return Finding(target, Verdict.NEEDS_PATCH if form.verdict is Verdict.NOT_APPLICABLE else form.verdict,"
-        " _form_detail(target, form))\n",
+        "        return Finding(target, Verdict.NEEDS_PATCH if form.verdict is Verdict.NOT_APPLICABLE"
+        " else form.verdict, _form_detail(target, form))\n",
     ),
     Mutant(
         "no-stale-state",
@@ -198,7 +198,19 @@ def _apply(mutant: Mutant, copy: Path) -> bool:
 def _suite(copy: Path) -> tuple[int, str]:
     # PYTHONPATH puts the mutated copy before the installed hfpatch, for the suite and for every hfpatch it starts.
     env = {**os.environ, "PYTHONPATH": str(copy), "HFPATCH_EXPECT_TRANSFORMERS": "none"}
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "2", "-p", "no:cacheprovider", "-m", "not transformers"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-x",
+        "-q",
+        "-n",
+        "2",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "not transformers",
+    ]
     done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, check=False)
     failed = re.findall(r"^FAILED (\S+)", done.stdout, flags=re.MULTILINE)
     errors = re.findall(r"^ERROR (\S+)", done.stdout, flags=re.MULTILINE)

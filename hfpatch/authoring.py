@@ -1,0 +1,1077 @@
+"""`hfpatch new`: a catalog entry written from the upstream release's wheels.
+
+The core is pure: `author` takes each release's file ({version: bytes, or None where the release has no such file})
+and returns the table of releases, the forms of each target with their verdicts, the whole-file forms, and the patch
+entry, or why there can be none. It decides, for every release, what the fixed text would do there:
+
+- the same text as the fix: fixed; no target at all: absent (the bug is not there yet, or no longer);
+- another signature, or a method whose class lacks an attribute the fix uses: not applicable, since replacing it
+  would break the callers or fail at run time;
+- the fix uses a name (a helper, a constant, an import) that the release's module does not bind: not safe. No entry
+  is written: a patch must never raise NameError. A helper that is a plain function can be added as another target,
+  which the patch then inserts where it is absent;
+- otherwise: needs the patch, and the patched file is computed (hfpatch.rewrite) and recorded by digest.
+
+The shell around it (`run`) picks the releases, reads their wheels (hfpatch.wheels), prints the table, and writes the
+entry into a scratch directory that is renamed into place only once `hfpatch.catalog.load` reads it back unchanged and
+`hfpatch.classify` gives every release read the verdict of the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import dataclasses
+import enum
+import hashlib
+import re
+import shutil
+import symtable
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO, TypeVar
+
+from hfpatch import catalog, classify, definitions
+from hfpatch.catalog import Form, KnownFile, Patch, Target, Verdict
+from hfpatch.errors import HfpatchError, UnexpectedCode, UsageError
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from hfpatch import wheels
+
+# hfpatch.cli imports this module for the `new` subparser on every run: what only `new` needs (libcst through
+# hfpatch.rewrite, packaging, pip's side of hfpatch.wheels, tempfile) is imported where it is used.
+
+
+class AuthoringError(HfpatchError):
+    """The entry cannot be written as asked: a target that is not a function, a release that cannot be read..."""
+
+
+ABSENT = "absent"
+NOT_SAFE = "not-safe"
+SKIPPED = "skipped"
+FIX_LABEL = "fix"
+# Names every module has without binding them, and that a function may use.
+_MODULE_NAMES = frozenset(dir(builtins)) | {
+    "__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__", "__builtins__", "__cached__",
+    "__path__",
+}  # fmt: skip
+_BINDING_DECORATORS = ("staticmethod", "classmethod", "property", "cached_property")
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What the entry says about itself; `file` is the module's path inside the wheels."""
+
+    id: str
+    title: str
+    upstream: str
+    url: str
+    distribution: str
+    module: str
+    file: str
+    fixed_in: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """One release in the table: the form of each target (a letter, `fix`, `-` where absent), verdict and why."""
+
+    release: str
+    forms: tuple[str, ...]
+    verdict: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A name the fix uses that some releases' module does not bind."""
+
+    name: str
+    users: tuple[str, ...]
+    releases: tuple[str, ...]
+    # What the name is in the fixed release: "function" (it can be added as a target), "class", "variable",
+    # "import", or None (a name that release does not bind either).
+    kind_in_fix: str | None
+
+
+@dataclass(frozen=True)
+class Authoring:
+    targets: tuple[str, ...]  # in the order of the entry
+    rows: tuple[Row, ...]
+    patch: Patch | None  # None where no entry can be written
+    missing: tuple[Missing, ...] = ()
+    notes: tuple[str, ...] = ()
+    refusal: str = ""  # why no entry can be written, where it is neither a missing name nor no release needing it
+
+
+# ------------------------------------------------------------------------------------------------ the pure core
+
+
+class _Status(enum.Enum):
+    ABSENT = "absent"
+    FIXED = "fixed"
+    NEEDS = "needs-patch"
+    NOT_APPLICABLE = "not-applicable"
+
+
+@dataclass(frozen=True)
+class _Judgement:
+    """One target in one release."""
+
+    status: _Status
+    definition: definitions.Definition | None = None
+    reason: str = ""
+    kind: str | None = None  # what the name is where it is not a function
+    lacking: tuple[str, ...] = ()  # Class.attribute the fixed method uses that this release's class lacks
+
+
+@dataclass(frozen=True)
+class _Fix:
+    """The fixed release's definition of one target, and what it needs from its surroundings."""
+
+    name: str
+    definition: definitions.Definition
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    free_names: frozenset[str]
+
+
+def parse_version(text: str, option: str) -> Version:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(text)
+    except InvalidVersion:
+        raise UsageError(f"{option} {text!r} is not a version (PEP 440), such as 5.13.0.") from None
+
+
+def _sorted_releases(releases: Iterable[str]) -> list[str]:
+    from packaging.version import Version
+
+    return sorted(releases, key=Version)
+
+
+def fixed_definitions(source: bytes, meta: Meta, targets: Sequence[str]) -> dict[str, _Fix]:
+    """Each target's fixed definition, in the fixed release; AuthoringError where one is not a function there."""
+    parsed = _parse(source, f"{meta.file} of {meta.distribution} {meta.fixed_in}")
+    fixes = {}
+    for name in targets:
+        kind = definitions.kind_of(parsed, name)
+        found = definitions.find(parsed, name)
+        if kind != "function" or found is None:
+            what = f"is a {kind}" if kind else "is not defined"
+            raise AuthoringError(
+                f"{name} {what} in {meta.module} of {meta.distribution} {meta.fixed_in} (the --fixed-in release); "
+                "a target is a module-level function or a method (Class.method) that the fixed release defines."
+            )
+        node = _function_node(found.canonical)
+        fixes[name] = _Fix(name, found, node, free_names(found.canonical))
+    return fixes
+
+
+def defines_any(source: bytes | None, targets: Sequence[str], what: str) -> bool:
+    """Whether a release binds any target (of any kind): the walk back to the first release stops where none is."""
+    if source is None:
+        return False
+    try:
+        parsed = definitions.parse(source, what)
+    except UnexpectedCode:
+        return False
+    return any(definitions.kind_of(parsed, name) is not None for name in targets)
+
+
+def author(
+    texts: Mapping[str, bytes | None], meta: Meta, targets: Sequence[str], unavailable: Mapping[str, str] | None = None
+) -> Authoring:
+    """The table and the entry, from each release's file. `unavailable`: releases that could not be read, and why."""
+    fix_source = texts.get(meta.fixed_in)
+    if fix_source is None:
+        raise AuthoringError(f"{meta.distribution} {meta.fixed_in} (the --fixed-in release) has no {meta.file}.")
+    fixes = fixed_definitions(fix_source, meta, targets)
+    ordered = sorted(targets, key=lambda name: fixes[name].definition.start)
+    fix_parsed = definitions.parse(fix_source, meta.file)
+    releases = _sorted_releases(texts)
+    sources: dict[str, definitions.SourceFile | None] = {}
+    skipped = dict(unavailable or {})
+    for release in releases:
+        text = texts[release]
+        try:
+            sources[release] = None if text is None else definitions.parse(text, f"{meta.file} of {release}")
+        except UnexpectedCode as error:
+            skipped[release] = f"{error} for this Python; no form recorded"
+    fixed_in = parse_version(meta.fixed_in, "--fixed-in")
+    judged = {
+        release: {
+            name: _after_the_fix(_judge(name, source, fixes, fix_parsed, ordered), release, fixed_in)
+            for name in ordered
+        }
+        for release, source in sources.items()
+    }
+    labels = _labels(ordered, fixes, judged)
+    outcomes = {
+        release: _release_verdict(meta, ordered, fixes, fix_parsed, source, judged[release])
+        for release, source in sources.items()
+    }
+    by_release = {
+        **{release: Row(release, tuple("?" for _ in ordered), SKIPPED, why) for release, why in skipped.items()},
+        **{
+            release: Row(release, tuple(labels[name].get(release, "-") for name in ordered), verdict, reason)
+            for release, (verdict, reason, _) in outcomes.items()
+        },
+    }
+    rows = tuple(by_release[release] for release in _sorted_releases(by_release))
+    hints = _class_hints(meta, judged, fix_parsed)
+    missing = _missing(outcomes, fix_parsed)
+    if missing:
+        return Authoring(tuple(ordered), rows, None, missing, tuple(hints))
+    needing = [release for release, (verdict, _, _) in outcomes.items() if verdict == Verdict.NEEDS_PATCH.value]
+    split = _split_forms(ordered, judged)
+    if not needing or split:
+        return Authoring(tuple(ordered), rows, None, (), tuple(hints), split)
+    insertable = {name for release in needing for name in ordered if judged[release][name].status is _Status.ABSENT}
+    ordered = _insertion_order(ordered, insertable)
+    entry_targets = tuple(
+        Target(name, fixes[name].definition.canonical, _forms(name, fixes[name], judged), name in insertable)
+        for name in ordered
+    )
+    draft = Patch(
+        id=meta.id,
+        title=meta.title,
+        upstream=meta.upstream,
+        url=meta.url,
+        distribution=meta.distribution,
+        module=meta.module,
+        file=meta.file,
+        fixed_in=meta.fixed_in,
+        first_defined_in=_first_defined_in(releases, outcomes),
+        targets=entry_targets,
+        known_files=(),
+        directory=Path(meta.id),
+    )
+    known, notes = _known_files(draft, texts, outcomes)
+    patch = dataclasses.replace(draft, known_files=known)
+    _check_entry(patch, texts, outcomes)
+    notes += hints
+    if patch.first_defined_in is None and releases and releases[0] in sources:
+        notes.append(
+            f"no release read lacks the targets, so the entry sets no first_defined_in; hfpatch will refuse a "
+            f"release older than {releases[0]} (read more with --since)"
+        )
+    return Authoring(tuple(ordered), rows, patch, (), tuple(notes))
+
+
+def _after_the_fix(judgement: _Judgement, release: str, fixed_in: Version) -> _Judgement:
+    """Upstream kept changing the code after it fixed it: a release at or after --fixed-in has the fix, whatever
+    its text (a later signature is no reason to call it not applicable, it needs no patch)."""
+    if judgement.definition is None or judgement.status is _Status.FIXED:
+        return judgement
+    if parse_version(release, "release") < fixed_in:
+        return judgement
+    return _Judgement(_Status.FIXED, judgement.definition, "a later form of the fixed code")
+
+
+def _parse(source: bytes, what: str) -> definitions.SourceFile:
+    try:
+        return definitions.parse(source, what)
+    except UnexpectedCode as error:
+        raise AuthoringError(f"{error}.") from None
+
+
+def _function_node(canonical: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    node = ast.parse(canonical).body[0]
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    return node
+
+
+def _judge(
+    name: str,
+    source: definitions.SourceFile | None,
+    fixes: Mapping[str, _Fix],
+    fix_parsed: definitions.SourceFile,
+    targets: Sequence[str],
+) -> _Judgement:
+    if source is None:
+        return _Judgement(_Status.ABSENT)
+    kind = definitions.kind_of(source, name)
+    found = definitions.find(source, name) if kind == "function" else None
+    if kind is None:
+        return _Judgement(_Status.ABSENT)
+    if found is None:
+        return _Judgement(_Status.NOT_APPLICABLE, None, f"{name} is a {kind} here, not a function", kind)
+    fix = fixes[name]
+    if found.sha256 == fix.definition.sha256:
+        return _Judgement(_Status.FIXED, found)
+    old, new = signature(_function_node(found.canonical)), signature(fix.node)
+    if old != new:
+        reason = f"signature {old} where the fix has {new}: the fix would break its callers"
+        return _Judgement(_Status.NOT_APPLICABLE, found, reason)
+    if "." in name:
+        lacking = _attributes_lacking(name, source, fix, fix_parsed, targets)
+        if lacking:
+            owner = name.split(".")[0]
+            uses = ", ".join(f"self.{attribute}" for attribute in lacking)
+            reason = f"the fix uses {uses}, which {owner} here never defines"
+            lacks = tuple(f"{owner}.{attribute}" for attribute in lacking)
+            return _Judgement(_Status.NOT_APPLICABLE, found, reason, lacking=lacks)
+    return _Judgement(_Status.NEEDS, found, f"same signature as the fix; {_changed_lines(found, fix)}")
+
+
+def _changed_lines(found: definitions.Definition, fix: _Fix) -> str:
+    import difflib
+
+    old, new = found.canonical.split("\n"), fix.definition.canonical.split("\n")
+    opcodes = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    changed = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in opcodes if tag != "equal")
+    return f"{changed} line{'s' if changed != 1 else ''} differ{'s' if changed == 1 else ''} from the fix"
+
+
+def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """What callers depend on: parameter names, kinds and which have defaults; async; how the class binds it."""
+    arguments = node.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    first_default = len(positional) - len(arguments.defaults)
+    parts = []
+    for index, parameter in enumerate(positional):
+        parts.append(parameter.arg + ("=..." if index >= first_default else ""))
+        if index == len(arguments.posonlyargs) - 1:
+            parts.append("/")
+    if arguments.vararg is not None:
+        parts.append(f"*{arguments.vararg.arg}")
+    elif arguments.kwonlyargs:
+        parts.append("*")
+    for parameter, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
+        parts.append(parameter.arg + ("=..." if default is not None else ""))
+    if arguments.kwarg is not None:
+        parts.append(f"**{arguments.kwarg.arg}")
+    binding = [f"@{name} " for name in map(_decorator_name, node.decorator_list) if _binds(name)]
+    prefix = "async " if isinstance(node, ast.AsyncFunctionDef) else ""
+    return f"{''.join(binding)}{prefix}({', '.join(parts)})"
+
+
+def _decorator_name(decorator: ast.expr) -> str:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    try:
+        return ast.unparse(target)
+    except (AttributeError, ValueError):  # pragma: no cover - every expression unparses
+        return ""
+
+
+def _binds(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1]
+    return last in _BINDING_DECORATORS or last in ("setter", "getter", "deleter")
+
+
+def free_names(text: str) -> frozenset[str]:
+    """The names a function's text reads from its module: not parameters, locals, or names of nested scopes."""
+    table = symtable.symtable(text, "<fixed>", "exec")
+    # At the top: what the decorators, defaults and annotations read; the function's own name is bound there.
+    names = {
+        symbol.get_name()
+        for symbol in table.get_symbols()
+        if symbol.is_referenced() and not symbol.is_assigned() and not symbol.is_imported()
+    }
+    pending = list(table.get_children())
+    while pending:
+        scope = pending.pop()
+        pending.extend(scope.get_children())
+        names |= {symbol.get_name() for symbol in scope.get_symbols() if symbol.is_global() and symbol.is_referenced()}
+    names.discard("__class__")  # what super() reads: the compiler provides it inside a class
+    return frozenset(names - _MODULE_NAMES)
+
+
+def _first_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    if any(_decorator_name(decorator) == "staticmethod" for decorator in node.decorator_list):
+        return None
+    positional = [*node.args.posonlyargs, *node.args.args]
+    return positional[0].arg if positional else None
+
+
+def _attribute_uses(node: ast.AST, owner: str) -> tuple[set[str], set[str]]:
+    """The attributes of `owner` (self, cls) that a function reads and those it sets."""
+    reads: set[str] = set()
+    sets: set[str] = set()
+    for part in ast.walk(node):
+        if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == owner:
+            (reads if isinstance(part.ctx, ast.Load) else sets).add(part.attr)
+    return reads, sets
+
+
+def _class_node(tree: ast.Module, name: str) -> ast.ClassDef | None:
+    found = None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            found = node  # the last one is what the module binds
+    return found
+
+
+def class_attributes(node: ast.ClassDef) -> set[str]:
+    """What a class defines itself: names its body binds, and attributes its methods set on self (or cls)."""
+    body = definitions.SourceFile("utf-8", (), ast.Module(body=node.body, type_ignores=[]))
+    names = set(definitions.module_names(body))
+    for statement in node.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            owner = _first_parameter(statement)
+            if owner is not None:
+                names |= _attribute_uses(statement, owner)[1]
+    return names
+
+
+def _attributes_lacking(
+    name: str, source: definitions.SourceFile, fix: _Fix, fix_parsed: definitions.SourceFile, targets: Sequence[str]
+) -> list[str]:
+    """Attributes the fixed method reads that its class defines in the fixed release but not in this one."""
+    owner, _ = name.split(".")
+    first = _first_parameter(fix.node)
+    old_class, new_class = _class_node(source.tree, owner), _class_node(fix_parsed.tree, owner)
+    if first is None or old_class is None or new_class is None:
+        return []
+    reads, sets = _attribute_uses(fix.node, first)
+    added = class_attributes(new_class) - class_attributes(old_class)
+    supplied = {target.split(".")[1] for target in targets if target.startswith(f"{owner}.")}
+    return sorted((reads - sets) & added - supplied)
+
+
+def _bound(source: definitions.SourceFile, targets: Sequence[str]) -> frozenset[str]:
+    return definitions.module_names(source) | {name for name in targets if "." not in name} | _MODULE_NAMES
+
+
+def _star_imports(source: definitions.SourceFile) -> frozenset[str]:
+    return frozenset(
+        f"{'.' * node.level}{node.module or ''}"
+        for node in ast.walk(source.tree)
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
+    )
+
+
+def _release_verdict(
+    meta: Meta,
+    targets: Sequence[str],
+    fixes: Mapping[str, _Fix],
+    fix_parsed: definitions.SourceFile,
+    source: definitions.SourceFile | None,
+    judged: Mapping[str, _Judgement],
+) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+    """(verdict, reason, missing names with the target that uses each) of one release."""
+
+    def named(target: str, text: str) -> str:
+        return f"{target}: {text}" if len(targets) > 1 else text
+
+    present = [name for name in targets if judged[name].status is not _Status.ABSENT]
+    if source is None:
+        return ABSENT, f"no {meta.file} in this release", ()
+    if not present:
+        return ABSENT, f"{', '.join(targets)} not defined", ()
+    for name in present:
+        if judged[name].status is _Status.NOT_APPLICABLE:
+            return Verdict.NOT_APPLICABLE.value, named(name, judged[name].reason), ()
+    if all(judged[name].status is _Status.FIXED for name in targets):
+        later = [judged[name].reason for name in targets if judged[name].reason]
+        return Verdict.FIXED.value, later[0] if later else "identical to the fix", ()
+    if not any(judged[name].status is _Status.NEEDS for name in present):
+        absent = ", ".join(name for name in targets if judged[name].status is _Status.ABSENT)
+        return Verdict.FIXED.value, f"the targets it has are identical to the fix ({absent} absent)", ()
+    changing = [name for name in targets if judged[name].status in (_Status.NEEDS, _Status.ABSENT)]
+    bound = _bound(source, targets)
+    # A name the fixed release does not bind either can only come from a star import both releases make.
+    stars = _star_imports(fix_parsed)
+    covered = stars and stars <= _star_imports(source)
+    fix_bound = definitions.module_names(fix_parsed)
+    lacking = tuple(
+        (free, name)
+        for name in changing
+        for free in sorted(fixes[name].free_names)
+        if free not in bound and not (covered and free not in fix_bound)
+    )
+    if lacking:
+        names = sorted({free for free, _ in lacking})
+        users = sorted({user for _, user in lacking})
+        return NOT_SAFE, f"{', '.join(names)} missing (the fix of {', '.join(users)} uses it)", lacking
+    reasons = [
+        named(name, judged[name].reason)
+        if judged[name].status is _Status.NEEDS
+        else f"{name} absent: the patch adds it"
+        for name in changing
+    ]
+    return Verdict.NEEDS_PATCH.value, "; ".join(reasons), ()
+
+
+def _missing(
+    outcomes: Mapping[str, tuple[str, str, tuple[tuple[str, str], ...]]], fix_parsed: definitions.SourceFile
+) -> tuple[Missing, ...]:
+    users: dict[str, set[str]] = {}
+    releases: dict[str, list[str]] = {}
+    for release in _sorted_releases(outcomes):
+        for name, user in outcomes[release][2]:
+            users.setdefault(name, set()).add(user)
+            if release not in releases.setdefault(name, []):
+                releases[name].append(release)
+    return tuple(
+        Missing(name, tuple(sorted(users[name])), tuple(releases[name]), _kind_in_fix(fix_parsed, name))
+        for name in sorted(users)
+    )
+
+
+def _kind_in_fix(fix_parsed: definitions.SourceFile, name: str) -> str | None:
+    if name not in definitions.module_names(fix_parsed):
+        return None
+    return definitions.kind_of(fix_parsed, name) or "import"
+
+
+def _labels(
+    targets: Sequence[str], fixes: Mapping[str, _Fix], judged: Mapping[str, Mapping[str, _Judgement]]
+) -> dict[str, dict[str, str]]:
+    """Per target, per release: `fix`, a letter per other form (in order of first release), `-`, or the kind."""
+    labels: dict[str, dict[str, str]] = {}
+    for name in targets:
+        by_digest: dict[str, str] = {fixes[name].definition.sha256: FIX_LABEL}
+        labels[name] = {}
+        for release in _sorted_releases(judged):
+            judgement = judged[release][name]
+            if judgement.definition is None:
+                labels[name][release] = judgement.kind or "-"
+                continue
+            digest = judgement.definition.sha256
+            if digest not in by_digest:
+                by_digest[digest] = _letter(len(by_digest) - 1)
+            labels[name][release] = by_digest[digest]
+    return labels
+
+
+def _letter(index: int) -> str:
+    return chr(ord("A") + index) if index < 26 else f"F{index + 1}"
+
+
+def _insertion_order(targets: list[str], insertable: set[str]) -> list[str]:
+    """The fixed release's order, except that a target to insert goes before a target of its scope that is never
+    absent where it is inserted (the rewrite inserts before the next such target)."""
+    ordered = list(targets)
+    for name in [name for name in targets if name in insertable]:
+        scope = name.rpartition(".")[0]
+        anchors = [other for other in ordered if other not in insertable and other.rpartition(".")[0] == scope]
+        if anchors and not any(ordered.index(anchor) > ordered.index(name) for anchor in anchors):
+            ordered.remove(name)
+            ordered.insert(ordered.index(anchors[0]), name)
+    return ordered
+
+
+def _grouped(name: str, judged: Mapping[str, Mapping[str, _Judgement]]) -> dict[str, list[tuple[str, _Judgement]]]:
+    """The releases of each distinct text of a target, by digest, in order of first release."""
+    grouped: dict[str, list[tuple[str, _Judgement]]] = {}
+    for release in _sorted_releases(judged):
+        judgement = judged[release][name]
+        if judgement.definition is not None:
+            grouped.setdefault(judgement.definition.sha256, []).append((release, judgement))
+    return grouped
+
+
+def _forms(name: str, fix: _Fix, judged: Mapping[str, Mapping[str, _Judgement]]) -> tuple[Form, ...]:
+    forms = []
+    for digest, seen in _grouped(name, judged).items():
+        first = seen[0][1]
+        assert first.definition is not None
+        verdict = {_Status.FIXED: Verdict.FIXED, _Status.NEEDS: Verdict.NEEDS_PATCH}.get(
+            first.status, Verdict.NOT_APPLICABLE
+        )
+        releases = tuple(release for release, _ in seen)
+        reason = "" if verdict is Verdict.FIXED else first.reason
+        forms.append(Form(digest, verdict, releases, reason, definitions.line_digests(first.definition.canonical)))
+    return tuple(forms)
+
+
+def _split_forms(targets: Sequence[str], judged: Mapping[str, Mapping[str, _Judgement]]) -> str:
+    """Why no entry can be written where one text of a target takes the fix in one release and not in another
+    (its class differs): a form has one verdict, and hfpatch never rewrites a form that is not needs-patch."""
+    for name in targets:
+        for seen in _grouped(name, judged).values():
+            taking = [release for release, judgement in seen if judgement.status is _Status.NEEDS]
+            refusing = [release for release, judgement in seen if judgement.status is _Status.NOT_APPLICABLE]
+            if taking and refusing:
+                why = judged[refusing[0]][name].reason
+                return (
+                    f"{name} has the same text in {_range(taking)}, which can take the fix, and in "
+                    f"{_range(refusing)}, where {why}; one form cannot have both verdicts, so leave one side out "
+                    "with --since or --until; nothing written."
+                )
+    return ""
+
+
+def _range(releases: Sequence[str]) -> str:
+    return releases[0] if len(releases) == 1 else f"{releases[0]} to {releases[-1]}"
+
+
+def _lack(releases: Sequence[str]) -> str:
+    return "lacks" if len(releases) == 1 else "lack"
+
+
+def _first_defined_in(releases: Sequence[str], outcomes: Mapping[str, tuple[str, str, object]]) -> str | None:
+    """The first release read that has a target, where an older release read has none (the bug's start)."""
+    seen_absent = False
+    for release in releases:
+        if release not in outcomes:
+            continue
+        if outcomes[release][0] == ABSENT:
+            seen_absent = True
+        else:
+            return release if seen_absent else None
+    return None
+
+
+def _known_files(
+    draft: Patch, texts: Mapping[str, bytes | None], outcomes: Mapping[str, tuple[str, str, object]]
+) -> tuple[tuple[KnownFile, ...], list[str]]:
+    by_digest: dict[str, list[str]] = {}
+    for release in _sorted_releases(outcomes):
+        text = texts[release]
+        if text is not None:
+            by_digest.setdefault(hashlib.sha256(text).hexdigest(), []).append(release)
+    fix_text = texts[draft.fixed_in]
+    fix_digest = hashlib.sha256(fix_text).hexdigest() if fix_text is not None else ""
+    from hfpatch import rewrite  # libcst
+
+    known, notes = [], []
+    for digest, releases in by_digest.items():
+        verdict = outcomes[releases[0]][0]
+        patched = None
+        if verdict == Verdict.NEEDS_PATCH.value:
+            try:
+                patched = hashlib.sha256(rewrite.patched(texts[releases[0]] or b"", draft)).hexdigest()
+            except UnexpectedCode as error:
+                raise AuthoringError(f"cannot patch the {_range(releases)} {draft.file}: {error}.") from None
+            if patched == fix_digest:
+                notes.append(f"patched, the {_range(releases)} file is the {draft.fixed_in} file byte for byte")
+        kept = None if verdict == ABSENT else Verdict(verdict)
+        known.append(KnownFile(digest, tuple(releases), kept, patched))
+    return tuple(known), notes
+
+
+def _check_entry(
+    patch: Patch, texts: Mapping[str, bytes | None], outcomes: Mapping[str, tuple[str, str, object]]
+) -> None:
+    """hfpatch must read every release as the table says, and patch each one that needs it to the recorded digest."""
+    from hfpatch import rewrite
+
+    for release, (verdict, _, _) in outcomes.items():
+        text = texts[release]
+        if text is None:
+            continue
+        found = classify.identify(text, patch, release).verdict
+        expected = Verdict.NOT_APPLICABLE if verdict == ABSENT else Verdict(verdict)
+        if found is not expected:
+            raise AuthoringError(
+                f"the entry would read {release} as {found.value if found else 'unknown'}, not {expected.value} "
+                "(a bug in hfpatch new)."
+            )
+        if expected is Verdict.NEEDS_PATCH:
+            rewrite.patched(text, patch)
+
+
+def _class_hints(
+    meta: Meta, judged: Mapping[str, Mapping[str, _Judgement]], fix_parsed: definitions.SourceFile
+) -> list[str]:
+    """Where a method's fix calls a method its class lacks in some releases, say how to bring it along."""
+    lacking: dict[str, list[str]] = {}
+    for release in _sorted_releases(judged):
+        for judgement in judged[release].values():
+            for attribute in judgement.lacking:
+                lacking.setdefault(attribute, []).append(release)
+    return [
+        f"{_range(releases)} {_lack(releases)} {attribute}, which the fix calls; add --target "
+        f"{meta.distribution}:{meta.module}:{attribute} to insert it and patch them too"
+        for attribute, releases in lacking.items()
+        if definitions.kind_of(fix_parsed, attribute) == "function"
+    ]
+
+
+# ------------------------------------------------------------------------------------------------- rendering
+
+
+def render_table(authoring: Authoring) -> str:
+    form_header = "form" if len(authoring.targets) == 1 else f"form ({'/'.join(authoring.targets)})"
+    lines = [("release", form_header, "verdict", "reason")]
+    lines += [(row.release, "/".join(row.forms), row.verdict, row.reason) for row in authoring.rows]
+    widths = [max(len(line[column]) for line in lines) for column in range(3)]
+    return "\n".join(
+        "  ".join([*(cell.ljust(width) for cell, width in zip(line[:3], widths, strict=True)), line[3]]).rstrip()
+        for line in lines
+    )
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def toml_string(value: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped, the rest as it is (UTF-8)."""
+    escaped = "".join(
+        _ESCAPES.get(char) or (f"\\u{ord(char):04x}" if ord(char) < 0x20 or ord(char) == 0x7F else char)
+        for char in value
+    )
+    return f'"{escaped}"'
+
+
+def _toml_array(key: str, values: Sequence[str], per_line: int = 6) -> list[str]:
+    if not values:
+        return [f"{key} = []"]
+    rows = [values[index : index + per_line] for index in range(0, len(values), per_line)]
+    return [f"{key} = [", *("    " + " ".join(f"{toml_string(value)}," for value in row) for row in rows), "]"]
+
+
+def fixed_path(target: Target) -> str:
+    return f"fixed/{target.name}.py"
+
+
+def render_toml(patch: Patch, header: Sequence[str] = ()) -> str:
+    lines = [f"# {line}" if line else "#" for line in header]
+    for key in ("id", "title", "upstream", "url", "distribution", "module", "file", "fixed_in", "first_defined_in"):
+        value = getattr(patch, key)
+        if key == "id":
+            lines.append(f"schema = {catalog.SCHEMA}")
+        if value is not None:
+            lines.append(f"{key} = {toml_string(value)}")
+    for target in patch.targets:
+        lines += ["", "[[target]]", f"name = {toml_string(target.name)}", f"fixed = {toml_string(fixed_path(target))}"]
+        if target.insert_if_absent:
+            lines.append("insert_if_absent = true")
+        for form in target.forms:
+            lines += ["", "[[target.form]]", f"sha256 = {toml_string(form.sha256)}"]
+            lines.append(f"verdict = {toml_string(form.verdict.value)}")
+            if form.reason:
+                lines.append(f"reason = {toml_string(form.reason)}")
+            lines += _toml_array("releases", form.releases) + _toml_array("lines", form.lines)
+    fixed_file = next((known.sha256 for known in patch.known_files if patch.fixed_in in known.releases), None)
+    for known in patch.known_files:
+        lines += ["", "[[file_form]]", f"sha256 = {toml_string(known.sha256)}"]
+        lines.append(f"verdict = {toml_string(known.verdict.value if known.verdict else ABSENT)}")
+        lines += _toml_array("releases", known.releases)
+        if known.patched_sha256:
+            if known.patched_sha256 == fixed_file:
+                lines.append(f"# patched, this is the {patch.fixed_in} file byte for byte")
+            lines.append(f"patched_sha256 = {toml_string(known.patched_sha256)}")
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------------- the command
+
+EPILOG = """\
+which releases are read:
+  by default, --fixed-in, the newest release, and every release before --fixed-in
+  back to the first that defines a target (with the one before it, which shows
+  the targets absent). Pre-releases are left out, and pip never lists a yanked
+  release.
+  --since V       start at release V instead of walking back (narrow the range,
+                  or read past a release that lacks the targets)
+  --until V       also read every release after --fixed-in up to V (instead of
+                  only the newest)
+  --all-releases  also read every release after --fixed-in
+  --release V     also read release V (repeatable): a yanked release or a
+                  pre-release is read when named
+  --pre           count pre-releases as releases
+
+the entry has no probe: `hfpatch verify` says "no probe" until you add probe.py.
+
+exit codes:
+  0  the entry is written
+  2  nothing written: bad input, a release that cannot be read, no release that
+     needs the patch, or a release where the fix would use a name it lacks"""
+
+
+_Parser = TypeVar("_Parser", bound=argparse.ArgumentParser)
+
+
+def add_parser(commands: argparse._SubParsersAction[_Parser]) -> _Parser:
+    summary = "write a catalog entry for an upstream fix, from the wheels of the distribution's releases"
+    parser = commands.add_parser("new", help=summary, description=summary[0].upper() + summary[1:] + ".")
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument(
+        "patch_id", metavar="PATCH_ID", help="the entry's id and directory name, e.g. transformers-46618"
+    )
+    parser.add_argument(
+        "--target",
+        dest="targets",
+        action="append",
+        default=[],
+        required=True,
+        metavar="DIST:MODULE:QUALNAME",
+        help="a function or Class.method the fix changes, e.g. transformers:transformers.dynamic_module_utils:"
+        "_compute_local_source_files_hash (repeatable: one module of one distribution)",
+    )
+    parser.add_argument("--fixed-in", required=True, metavar="VERSION", help="the first release with the fix")
+    parser.add_argument("--catalog", required=True, metavar="DIR", help="the catalog to write DIR/PATCH_ID into")
+    parser.add_argument("--find-links", metavar="DIR", help="read only the wheels in DIR (no network, no pip)")
+    parser.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="where wheels from the package index are kept (default: $XDG_CACHE_HOME/hfpatch/wheels or "
+        "~/.cache/hfpatch/wheels)",
+    )
+    parser.add_argument("--upstream", metavar="URL", help="the fix upstream (a pull request's URL)")
+    parser.add_argument("--title", metavar="TEXT", help="one line: what the bug is")
+    parser.add_argument("--since", metavar="VERSION", help="read releases from VERSION on (see below)")
+    parser.add_argument("--until", metavar="VERSION", help="read releases after --fixed-in up to VERSION")
+    parser.add_argument("--all-releases", action="store_true", help="read every release after --fixed-in")
+    parser.add_argument(
+        "--release", dest="releases", action="append", default=[], metavar="VERSION", help="also read this release"
+    )
+    parser.add_argument("--pre", action="store_true", help="count pre-releases")
+    parser.add_argument("--force", action="store_true", help="replace an existing DIR/PATCH_ID")
+    return parser
+
+
+_DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_PULL = re.compile(r"https?://github\.com/([^/]+/[^/]+)/(?:pull|issues)/(\d+)/?")
+
+
+def parse_targets(values: Sequence[str]) -> tuple[str, str, list[str]]:
+    """(distribution, module, qualnames) of the --target options: one module of one distribution."""
+    parsed = []
+    for value in values:
+        parts = value.split(":")
+        if len(parts) != 3 or not all(parts):
+            raise UsageError(f"--target {value!r} is not DIST:MODULE:QUALNAME (e.g. transformers:transformers.x:f).")
+        distribution, module, name = parts
+        if not _DISTRIBUTION.fullmatch(distribution):
+            raise UsageError(f"--target {value!r}: {distribution!r} is not a distribution name.")
+        if not _MODULE.fullmatch(module):
+            raise UsageError(f"--target {value!r}: {module!r} is not a module name (dotted, like a.b.c).")
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)?", name, re.ASCII):
+            raise UsageError(f"--target {value!r}: {name!r} is not a function name or Class.method.")
+        parsed.append((distribution, module, name))
+    if len({(distribution.lower(), module) for distribution, module, _ in parsed}) != 1:
+        raise UsageError("every --target must name the same distribution and module: one patch edits one file.")
+    names = [name for _, _, name in parsed]
+    if len(set(names)) != len(names):
+        raise UsageError("a --target is given twice.")
+    return parsed[0][0], parsed[0][1], names
+
+
+@dataclass
+class _Reading:
+    """The releases read so far: each one's file, or why it could not be read."""
+
+    source: wheels.Releases
+    texts: dict[str, bytes | None] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    file: str = ""
+
+    def read(self, versions: Sequence[Version]) -> None:
+        from hfpatch import wheels
+
+        todo = [
+            version for version in versions if str(version) not in self.texts and str(version) not in self.unavailable
+        ]
+        for version, fetched in self.source.fetch(todo).items():
+            if fetched.path is None:
+                self.unavailable[str(version)] = fetched.why_not
+                continue
+            with wheels.Wheel(fetched.path) as wheel:
+                if wheel.version != version:
+                    raise AuthoringError(f"{fetched.path} holds {wheel.version}, not {version}.")
+                self.texts[str(version)] = wheel.read(self.file) if self.file else None
+
+
+def _locate_file(path: Path, module: str) -> str:
+    from hfpatch import wheels
+
+    with wheels.Wheel(path) as wheel:
+        for candidate in wheels.module_paths(module):
+            if wheel.has(candidate):
+                return candidate
+    paths = " or ".join(wheels.module_paths(module))
+    raise AuthoringError(f"{path.name} has no {paths}: is {module} a module of that distribution?")
+
+
+def _walk_back(reading: _Reading, older: Sequence[Version], targets: Sequence[str]) -> None:
+    """Read releases from the newest of `older` down, until one defines none of the targets."""
+    from packaging.version import Version
+
+    from hfpatch import wheels
+
+    batch_size = wheels.PARALLEL_DOWNLOADS
+    for start in range(0, len(older), batch_size):
+        batch = older[start : start + batch_size]
+        reading.read(batch)
+        for version in batch:
+            key = str(version)
+            if key in reading.texts and not defines_any(reading.texts[key], targets, key):
+                reading.texts = {
+                    release: text for release, text in reading.texts.items() if Version(release) >= version
+                }
+                reading.unavailable = {
+                    release: why for release, why in reading.unavailable.items() if Version(release) >= version
+                }
+                return
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """`hfpatch new`; raises HfpatchError (exit 2, nothing written) where it cannot write the entry."""
+    from hfpatch import wheels
+
+    patch_id: str = args.patch_id
+    if not catalog._ID.fullmatch(patch_id):
+        raise UsageError(f"{patch_id!r} cannot be an id: lowercase letters, digits, '.', '_' and '-' only.")
+    distribution, module, targets = parse_targets(args.targets)
+    fixed = parse_version(args.fixed_in, "--fixed-in")
+    since = None if args.since is None else parse_version(args.since, "--since")
+    until = None if args.until is None else parse_version(args.until, "--until")
+    named = [parse_version(release, "--release") for release in args.releases]
+    if since is not None and since > fixed:
+        raise UsageError(f"--since {since} is after --fixed-in {fixed}.")
+    catalog_dir = Path(args.catalog)
+    entry = catalog_dir / patch_id
+    if catalog_dir.exists() and not catalog_dir.is_dir():
+        raise UsageError(f"the catalog {catalog_dir} is not a directory; give --catalog a directory.")
+    if (entry.exists() or entry.is_symlink()) and not args.force:
+        raise UsageError(f"{entry} exists; give --force to replace it, or choose another PATCH_ID.")
+
+    pre = args.pre or fixed.is_prerelease
+    source: wheels.Releases
+    if args.find_links:
+        source = wheels.FindLinks(Path(args.find_links), distribution)
+    else:
+        source = wheels.PackageIndex(distribution, Path(args.cache) if args.cache else wheels.default_cache(), pre=pre)
+    listed = source.versions()
+    if not listed:
+        raise AuthoringError(f"no wheel of {distribution} in {source.where}; is the name right?")
+    versions = sorted(
+        {version for version in listed if pre or not version.is_prerelease or version == fixed} | set(named)
+    )
+    if fixed not in versions:
+        near = ", ".join(str(version) for version in versions[-8:])
+        raise UsageError(f"--fixed-in {fixed} is not a release of {distribution} in {source.where} (newest: {near}).")
+
+    reading = _Reading(source)
+    newer = [version for version in versions if version > fixed]
+    # The newest release is read in every default run: fetched beside the fixed one, pip's waits overlap.
+    fix_fetched = source.fetch([fixed, *newer[-1:]])[fixed]
+    if fix_fetched.path is None:
+        raise AuthoringError(f"cannot read {distribution} {fixed} (the --fixed-in release): {fix_fetched.why_not}.")
+    reading.file = _locate_file(fix_fetched.path, module)
+    reading.read([fixed])
+    meta = _meta(args, patch_id, distribution, module, reading.file, str(fixed), targets)
+    fixed_definitions(reading.texts[str(fixed)] or b"", meta, targets)  # before reading everything else
+
+    if args.all_releases:
+        reading.read(newer)
+    elif until is not None:
+        reading.read([version for version in newer if version <= until])
+    elif newer:
+        reading.read([newer[-1]])
+    older = [version for version in versions if version < fixed]
+    if since is not None:
+        reading.read([version for version in older if version >= since])
+    else:
+        _walk_back(reading, older[::-1], targets)
+    reading.read([version for version in named if version not in reading.texts])
+
+    authoring = author(reading.texts, meta, targets, reading.unavailable)
+    print(f"{distribution} {module} ({reading.file}), {len(authoring.rows)} releases from {source.where}:", file=out)
+    print(render_table(authoring), file=out)
+    for note in authoring.notes:
+        print(f"note: {note}", file=out)
+    if authoring.missing:
+        raise AuthoringError(_not_safe(meta, authoring.missing))
+    if authoring.refusal:
+        raise AuthoringError(authoring.refusal)
+    if authoring.patch is None:
+        raise AuthoringError(
+            "no release read needs the patch: each has the fix, lacks the targets, or cannot take the fix (see the "
+            "table); nothing written."
+        )
+    header = _header(meta, authoring, source.where)
+    written = write_entry(catalog_dir, authoring.patch, header, force=args.force)
+    forms = sum(len(target.forms) for target in authoring.patch.targets)
+    targets_written = len(authoring.patch.targets)
+    files = len(authoring.patch.known_files)
+    print(f"wrote {written} ({_count(targets_written, 'target')}, {_count(forms, 'form')}, {files} files)", file=out)
+    if (catalog.builtin_catalog() / patch_id / "patch.toml").is_file():
+        print(
+            f"note: the built-in catalog has an entry {patch_id} too; hfpatch refuses two entries with one id, so "
+            "rename this one to use it beside the built-in catalog.",
+            file=out,
+        )
+    print(
+        f'no probe: `hfpatch verify` reports "no probe" for {patch_id}. To add one, write {written}/probe.py, a '
+        "script run in the target interpreter whose last stdout line is JSON with ok, bug, error_type, error and "
+        f'loader_file (see the built-in transformers-46618/probe.py), and add probe = "probe.py" to patch.toml.',
+        file=out,
+    )
+    return 0
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _meta(
+    args: argparse.Namespace, patch_id: str, distribution: str, module: str, file: str, fixed: str, targets: list[str]
+) -> Meta:
+    url = args.upstream or f"https://pypi.org/project/{distribution}/{fixed}/"
+    pull = _PULL.fullmatch(url)
+    # What messages call the fix ("the bug <upstream> fixed in <fixed_in>"): owner/repo#N, the URL, or the id.
+    upstream = f"{pull[1]}#{pull[2]}" if pull else url if args.upstream else patch_id
+    title = args.title or f"{', '.join(targets)} in {module}, as fixed in {distribution} {fixed}"
+    return Meta(patch_id, title, upstream, url, distribution, module, file, fixed)
+
+
+def _not_safe(meta: Meta, missing: Sequence[Missing]) -> str:
+    sentences = []
+    for item in missing:
+        lacking = (
+            f"the fix of {', '.join(item.users)} uses {item.name}, which {_range(item.releases)} {_lack(item.releases)}"
+        )
+        if item.kind_in_fix == "function":
+            advice = f"add --target {meta.distribution}:{meta.module}:{item.name} to insert it with the patch"
+        elif item.kind_in_fix is None:
+            advice = f"the {meta.fixed_in} module does not bind it either (a builtin of a newer Python?)"
+        else:
+            article = "an" if item.kind_in_fix[0] in "aeiou" else "a"
+            advice = f"it is {article} {item.kind_in_fix} in {meta.fixed_in}, which hfpatch new cannot insert"
+        sentences.append(f"{lacking}; {advice}")
+    return (
+        f"not safe to backport as it stands: {'; '.join(sentences)} (or leave those releases out with --since); "
+        "nothing written."
+    )
+
+
+def _header(meta: Meta, authoring: Authoring, where: str) -> list[str]:
+    releases = [row.release for row in authoring.rows if row.verdict != SKIPPED]
+    return [
+        f"{meta.title}: {meta.upstream}, as data.",
+        f"Written by `hfpatch new` from the wheels of {meta.distribution} {_range(releases)} ({where}).",
+        'No probe yet: add probe.py and `probe = "probe.py"` for `hfpatch verify`.',
+    ]
+
+
+def write_entry(catalog_dir: Path, patch: Patch, header: Sequence[str], *, force: bool) -> Path:
+    """Write the entry beside its place, read it back, then rename it in: a reader sees no entry or a whole one."""
+    import tempfile
+
+    final = catalog_dir / patch.id
+    try:
+        catalog_dir.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{patch.id}.new-", dir=catalog_dir))
+    except OSError as error:
+        raise AuthoringError(f"cannot write into {catalog_dir}: {error.strerror or error}.") from None
+    try:
+        staged = scratch / patch.id
+        (staged / "fixed").mkdir(parents=True)
+        for target in patch.targets:
+            (staged / fixed_path(target)).write_text(target.fixed_text + "\n", encoding="utf-8")
+        (staged / "patch.toml").write_text(render_toml(patch, header), encoding="utf-8")
+        loaded = catalog.load(staged)
+        if dataclasses.replace(loaded, directory=patch.directory) != patch:
+            raise AuthoringError(f"the entry read back from {staged} differs from the one written (a bug).")
+        if final.exists() or final.is_symlink():
+            if not force:
+                raise UsageError(f"{final} exists; give --force to replace it.")
+            final.rename(scratch / "replaced")
+        staged.rename(final)
+    except OSError as error:
+        raise AuthoringError(f"cannot write {final}: {error.strerror or error}.") from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return final

@@ -1,0 +1,289 @@
+"""The released wheels of a distribution, for `hfpatch new`: one reader of a wheel, and two places wheels come from.
+
+A wheel is read, never installed: its version comes from its file name, a member is read by its path, and a member
+the wheel's RECORD lists with a digest must match it (a truncated download or an edited wheel is refused, as
+installers refuse it). Wheels come from a directory the user gives (`--find-links`: no network at all) or from the
+package index through pip (`pip index versions`, `pip download`), kept in a cache that later runs reuse.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name, parse_wheel_filename
+from packaging.version import Version
+
+from hfpatch.errors import HfpatchError
+
+PIP_TIMEOUT = 600
+# pip spends most of a download starting up and waiting on the network: a few at once, not one core each.
+PARALLEL_DOWNLOADS = 4
+
+
+class WheelError(HfpatchError):
+    """A wheel is missing, unreadable or corrupt, or pip could not list or fetch the releases."""
+
+
+def module_paths(module: str) -> tuple[str, str]:
+    """The two files a module can be inside a wheel: a.b.c is a/b/c.py, or a/b/c/__init__.py for a package."""
+    base = module.replace(".", "/")
+    return f"{base}.py", f"{base}/__init__.py"
+
+
+class Wheel:
+    """An open wheel file. Use it as a context manager; every fault is a WheelError naming the file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            name, version, _, _ = parse_wheel_filename(path.name)
+        except InvalidWheelFilename as error:
+            raise WheelError(f"{path} is not named as a wheel is ({error}).") from None
+        self.name: NormalizedName = name
+        self.version: Version = version
+        try:
+            self._zip = zipfile.ZipFile(path)
+        except OSError as error:
+            raise WheelError(f"cannot read {path}: {error.strerror or error}.") from None
+        except zipfile.BadZipFile as error:
+            raise WheelError(f"{path} is not a valid wheel (not a zip archive: {error}).") from None
+        self._names = set(self._zip.namelist())
+        self._record: dict[str, str] | None = None
+
+    def __enter__(self) -> Wheel:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self._zip.close()
+
+    def has(self, member: str) -> bool:
+        return member in self._names
+
+    def read(self, member: str) -> bytes | None:
+        """The member's bytes, checked against the zip's CRC and the RECORD's digest; None where it is absent."""
+        if member not in self._names:
+            return None
+        try:
+            data = self._zip.read(member)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+            raise WheelError(
+                f"{self.path} is corrupt: cannot read {member} ({error}); delete it and fetch it again."
+            ) from None
+        expected = self.record().get(member)
+        if expected and expected != _record_digest(expected.partition("=")[0], data):
+            raise WheelError(f"{self.path} is corrupt: {member} does not match the digest its RECORD lists.")
+        return data
+
+    def record(self) -> dict[str, str]:
+        """RECORD's digest of each member that has one (`algorithm=urlsafe-base64`)."""
+        if self._record is None:
+            self._record = {}
+            text = self._read_plain(f"{self._dist_info()}/RECORD")
+            for line in text.splitlines():
+                # Paths with commas are quoted in RECORD (csv); the files hfpatch reads never have one.
+                path, _, rest = line.partition(",")
+                digest = rest.partition(",")[0]
+                if path and digest:
+                    self._record[path] = digest
+        return self._record
+
+    def _dist_info(self) -> str:
+        tops = {name.split("/", 1)[0] for name in self._names if name.split("/", 1)[0].endswith(".dist-info")}
+        wanted = [top for top in tops if canonicalize_name(top[: -len(".dist-info")].rsplit("-", 1)[0]) == self.name]
+        if len(wanted) != 1:
+            raise WheelError(f"{self.path} is not a valid wheel: it has no single {self.name} .dist-info directory.")
+        return wanted[0]
+
+    def _read_plain(self, member: str) -> str:
+        if member not in self._names:
+            raise WheelError(f"{self.path} is not a valid wheel: it has no {member}.")
+        try:
+            return self._zip.read(member).decode("utf-8")
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+            raise WheelError(f"{self.path} is corrupt: cannot read {member} ({error}).") from None
+
+
+def _record_digest(algorithm: str, data: bytes) -> str:
+    try:
+        digest = hashlib.new(algorithm, data).digest()
+    except ValueError:
+        return ""  # an algorithm this Python lacks: nothing to compare with
+    return f"{algorithm}={base64.urlsafe_b64encode(digest).rstrip(b'=').decode('ascii')}"
+
+
+def version_of(path: Path) -> Version:
+    """The release a wheel holds, from its file name alone."""
+    return parse_wheel_filename(path.name)[1]
+
+
+# ----------------------------------------------------------------------------------------- where wheels come from
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One release's wheel, or why there is none (a release with only a source distribution, a failed download)."""
+
+    version: Version
+    path: Path | None
+    why_not: str = ""
+
+
+class Releases:
+    """The releases of one distribution and their wheels."""
+
+    distribution: str
+    where: str
+
+    def versions(self) -> list[Version]:
+        raise NotImplementedError
+
+    def fetch(self, versions: Iterable[Version]) -> dict[Version, Fetched]:
+        raise NotImplementedError
+
+
+def _preferred(paths: Sequence[Path]) -> Path:
+    """One wheel per release: the pure-Python one where there is one (the module is the same in every build)."""
+    return sorted(paths, key=lambda path: (not path.name.endswith("-none-any.whl"), path.name))[0]
+
+
+def _wheels_by_version(directory: Path, distribution: str) -> dict[Version, Path]:
+    wanted = canonicalize_name(distribution)
+    found: dict[Version, list[Path]] = {}
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError as error:
+        raise WheelError(f"cannot list {directory}: {error.strerror or error}.") from None
+    for entry in entries:
+        if not entry.name.endswith(".whl"):
+            continue
+        try:
+            name, version, _, _ = parse_wheel_filename(entry.name)
+        except InvalidWheelFilename:
+            continue  # a find-links directory may hold other files; only wheels named as wheels count
+        if name == wanted:
+            found.setdefault(version, []).append(entry)
+    return {version: _preferred(paths) for version, paths in found.items()}
+
+
+class FindLinks(Releases):
+    """Only the wheels in one directory: no network, no pip."""
+
+    def __init__(self, directory: Path, distribution: str) -> None:
+        if not directory.is_dir():
+            raise WheelError(f"--find-links {directory} is not a directory of wheels.")
+        self.directory = directory
+        self.distribution = distribution
+        self.where = str(directory)
+        self._wheels = _wheels_by_version(directory, distribution)
+
+    def versions(self) -> list[Version]:
+        return sorted(self._wheels)
+
+    def fetch(self, versions: Iterable[Version]) -> dict[Version, Fetched]:
+        return {
+            version: Fetched(version, self._wheels.get(version), "" if version in self._wheels else "no wheel")
+            for version in versions
+        }
+
+
+def default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hfpatch" / "wheels"
+
+
+class PackageIndex(Releases):
+    """The package index, through pip (its configuration, index and credentials are the user's); wheels are cached."""
+
+    def __init__(self, distribution: str, cache: Path, *, pre: bool = False) -> None:
+        self.distribution = distribution
+        self.pre = pre
+        self.cache = cache / canonicalize_name(distribution)
+        self.where = "the package index"
+
+    def versions(self) -> list[Version]:
+        # pip lists every non-yanked release (pre-releases only with --pre), whatever files each has.
+        command = ["index", "versions", self.distribution, "--json", "--ignore-requires-python"]
+        done = _pip([*command, "--pre"] if self.pre else command)
+        if done.returncode != 0:
+            raise WheelError(f"pip finds no release of {self.distribution} ({_last_line(done.stderr)}).")
+        try:
+            listed = json.loads(done.stdout.strip().splitlines()[-1])["versions"]
+            return sorted(Version(version) for version in listed)
+        except (IndexError, KeyError, TypeError, ValueError):
+            raise WheelError(f"`pip index versions {self.distribution}` printed no list of releases.") from None
+
+    def fetch(self, versions: Iterable[Version]) -> dict[Version, Fetched]:
+        try:
+            self.cache.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise WheelError(f"cannot create the wheel cache {self.cache}: {error.strerror or error}.") from None
+        cached = _wheels_by_version(self.cache, self.distribution)
+        wanted = list(dict.fromkeys(versions))
+        missing = [version for version in wanted if version not in cached]
+        with ThreadPoolExecutor(max_workers=PARALLEL_DOWNLOADS) as pool:
+            downloaded = dict(zip(missing, pool.map(self._download, missing), strict=True))
+        return {
+            version: Fetched(version, cached[version]) if version in cached else downloaded[version]
+            for version in wanted
+        }
+
+    def _download(self, version: Version) -> Fetched:
+        # Into a scratch directory beside the cache, then renamed in: the cache never holds half a wheel.
+        scratch = Path(tempfile.mkdtemp(prefix=".download-", dir=self.cache))
+        try:
+            requirement = f"{self.distribution}=={version}"
+            done = _pip(
+                ["download", "--no-deps", "--only-binary=:all:", "--ignore-requires-python", "-d", str(scratch),
+                 requirement]
+            )  # fmt: skip
+            wheels = [path for path in scratch.iterdir() if path.name.endswith(".whl")]
+            if done.returncode != 0 or not wheels:
+                return Fetched(version, None, f"no wheel ({_last_line(done.stderr)})")
+            chosen = _preferred(wheels)
+            if version_of(chosen) != version:
+                return Fetched(version, None, f"pip fetched {chosen.name} for {requirement}")
+            with Wheel(chosen) as wheel:
+                wheel.record()  # a wheel that cannot be read is not kept
+            final = self.cache / chosen.name
+            chosen.replace(final)
+            return Fetched(version, final)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _pip(arguments: list[str]) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pip", *arguments, "--disable-pip-version-check", "--no-input"]
+    if arguments[0] == "download":
+        command += ["--progress-bar", "off", "--quiet"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT, check=False)
+    except OSError as error:
+        raise WheelError(f"cannot run pip ({sys.executable} -m pip): {error.strerror or error}.") from None
+    except subprocess.TimeoutExpired:
+        raise WheelError(f"pip did not finish `pip {' '.join(arguments[:2])}` within {PIP_TIMEOUT} seconds.") from None
+    if "No module named pip" in done.stderr:
+        raise WheelError(
+            f"{sys.executable} has no pip to fetch wheels with; install pip there, or download the wheels "
+            "(pip download --no-deps --only-binary=:all: DIST==VERSION -d DIR) and give --find-links DIR."
+        )
+    return done
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "pip said nothing"

@@ -1,0 +1,716 @@
+"""Every condition, read off real files, and what each command plans about it: in process, no subprocess.
+
+Each scenario builds toypkg in tmp_path (tests/toy.py), brings it to a condition the way it happens (the real
+engine applies; then a reinstall, an edit, a crash or a lost file alters what is on disk), and reads it with
+hfpatch's own facts -> diagnosis -> plan. Only a corrupt state is written by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import py_compile
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from toy import BUGGY_GREET, BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, ToySite, make_site
+
+from hfpatch import catalog, engine, state
+from hfpatch.catalog import Patch
+from hfpatch.diagnosis import Condition, Diagnosis, diagnose
+from hfpatch.environment import Installation, Python, locate, resolve_python
+from hfpatch.errors import ExitCode
+from hfpatch.facts import Facts, gather
+from hfpatch.plan import Action, Command, Options, Step, plan
+
+OK, ACTION_NEEDED, ERROR = ExitCode.OK, ExitCode.ACTION_NEEDED, ExitCode.ERROR
+
+
+def suggest(command: str) -> str:
+    """The spelling the CLI would give; whatever it returns must reach the advice verbatim."""
+    return f"hfpatch {command} --python /x"
+
+
+@dataclass(frozen=True)
+class World:
+    """What the diagnosis is asked about: a patch, an interpreter, and the copy of toypkg it imports (if any)."""
+
+    site: ToySite
+    patch: Patch
+    python: Python
+    installation: Installation | None
+
+    def facts(self) -> Facts:
+        return gather(self.patch, self.python, self.installation)
+
+
+def installation_of(site: ToySite, python: Python, version: str | None = None) -> Installation:
+    version = version or site.version
+    dist_info = site.root / f"toypkg-{version}.dist-info"
+    return Installation(python, "toypkg", site.root / "toypkg", site.root, version, dist_info)
+
+
+def fresh(where: Path, *, version: str = "1.0", module: str | None = None) -> World:
+    site = make_site(where, version=version, module=module)
+    python = resolve_python(None)
+    return World(site, catalog.load(site.catalog / PATCH_ID), python, installation_of(site, python))
+
+
+def applied(where: Path) -> World:
+    """toypkg 1.0 patched by the real engine."""
+    world = fresh(where)
+    outcome = engine.run(Command.APPLY, world.patch, world.python, world.installation, Options())
+    assert (outcome.action, outcome.exit_code) == (Action.PATCHED.value, OK), outcome.message
+    return world
+
+
+def original_record(world: World) -> bytes:
+    """RECORD as the installer wrote it, before hfpatch changed the file's line."""
+    return make_site(world.site.root.parent / "pristine").record.read_bytes()
+
+
+def put_back_the_original(world: World, *, record: bool = True) -> None:
+    """What a reinstall of the same release (or a crash before the write) leaves: the original file (and RECORD)."""
+    world.site.file.write_text(BUGGY_MODULE, encoding="utf-8")
+    if record:
+        world.site.record.write_bytes(original_record(world))
+
+
+def set_phase(world: World, phase: str) -> None:
+    """Where a killed run stops: the state's phase says what it was doing (written as the executor writes it)."""
+    saved = state.load(world.site.root, PATCH_ID)
+    assert saved is not None
+    state.save(world.site.root, dataclasses.replace(saved, phase=phase))
+
+
+def reinstall(world: World, version: str, module: str) -> World:
+    """pip install toypkg==<version>: the package and its dist-info replaced, hfpatch's state left where it was."""
+    shutil.rmtree(world.site.root / "toypkg")
+    shutil.rmtree(world.site.dist_info)
+    other = make_site(world.site.root.parent / f"release-{version}", version=version, module=module)
+    shutil.copytree(other.root / "toypkg", world.site.root / "toypkg")
+    shutil.copytree(other.dist_info, world.site.root / other.dist_info.name)
+    return dataclasses.replace(world, installation=installation_of(world.site, world.python, version))
+
+
+def unchecked_pyc(world: World, code: str) -> Path:
+    """An unchecked-hash .pyc of `code` where the interpreter looks for the file's bytecode: it runs unchecked."""
+    source = world.site.root.parent / "compiled-from.py"
+    source.write_text(code, encoding="utf-8")
+    cfile = world.site.file.parent / "__pycache__" / f"core.{world.python.cache_tag}.pyc"
+    py_compile.compile(
+        str(source), cfile=str(cfile), doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
+    )
+    return cfile
+
+
+# ------------------------------------------------------------------------------------------------ the scenarios
+
+
+def not_installed(where: Path) -> World:
+    world = fresh(where)
+    assert locate(world.python, "toypkg", "toypkg", MODULE) is None  # the test process imports no toypkg
+    return dataclasses.replace(world, installation=None)
+
+
+def not_installed_with_orphans(where: Path) -> World:
+    world = applied(where)
+    shutil.rmtree(world.site.root / "toypkg")  # pip uninstall: hfpatch's state stays behind
+    shutil.rmtree(world.site.dist_info)
+    python = dataclasses.replace(world.python, search_path=(*world.python.search_path, str(world.site.root)))
+    return dataclasses.replace(world, python=python, installation=None)
+
+
+def predates_the_file(where: Path) -> World:
+    world = fresh(where, version="0.4", module=BUGGY_MODULE)
+    world.site.file.unlink()
+    return world
+
+
+def predates_the_target(where: Path) -> World:
+    return fresh(where, version="0.4", module=BUGGY_MODULE.replace(BUGGY_GREET, ""))
+
+
+def needs_patch(where: Path) -> World:
+    return fresh(where)
+
+
+def needs_patch_in_a_rebuilt_file(where: Path) -> World:
+    """Not the released file (a comment added elsewhere): known by the code of its target."""
+    return fresh(where, module=BUGGY_MODULE + "# rebuilt by a vendor\n")
+
+
+def needs_patch_after_an_apply_killed_after_the_backup(where: Path) -> World:
+    world = applied(where)
+    put_back_the_original(world)
+    state.state_path(world.site.root, PATCH_ID).unlink()  # the backup alone: no state was written yet
+    return world
+
+
+def needs_patch_through_a_link(where: Path) -> World:
+    world = fresh(where)
+    real = where / "elsewhere" / "core.py"
+    real.parent.mkdir()
+    world.site.file.rename(real)
+    world.site.file.symlink_to(real)
+    return world
+
+
+def needs_patch_after_a_reinstall_of_another_version(where: Path) -> World:
+    return reinstall(applied(where), "1.1", BUGGY_MODULE)
+
+
+def dropped(where: Path) -> World:
+    world = applied(where)
+    put_back_the_original(world)
+    return world
+
+
+def apply_killed_before_the_write(where: Path) -> World:
+    world = applied(where)
+    put_back_the_original(world)
+    set_phase(world, "applying")
+    return world
+
+
+def apply_killed_after_the_write(where: Path) -> World:
+    world = applied(where)
+    world.site.record.write_bytes(original_record(world))
+    set_phase(world, "applying")
+    return world
+
+
+def apply_killed_after_the_record(where: Path) -> World:
+    world = applied(where)
+    set_phase(world, "applying")
+    return world
+
+
+def revert_killed_before_the_write(where: Path) -> World:
+    world = applied(where)
+    set_phase(world, "reverting")
+    return world
+
+
+def revert_killed_after_the_write(where: Path) -> World:
+    world = applied(where)
+    put_back_the_original(world, record=False)
+    set_phase(world, "reverting")
+    return world
+
+
+def record_lagging(where: Path) -> World:
+    world = applied(where)
+    world.site.record.write_bytes(original_record(world))
+    return world
+
+
+def stale_bytecode_after_apply(where: Path) -> World:
+    world = applied(where)
+    unchecked_pyc(world, BUGGY_MODULE)
+    return world
+
+
+def stale_bytecode_over_fixed_source(where: Path) -> World:
+    world = fresh(where, module=FIXED_MODULE)
+    unchecked_pyc(world, BUGGY_MODULE)
+    return world
+
+
+def stale_bytecode_over_fixed_release(where: Path) -> World:
+    world = fresh(where, version="2.0")
+    unchecked_pyc(world, BUGGY_MODULE)
+    return world
+
+
+def applied_over_unchecked_bytecode(where: Path) -> World:
+    """An unchecked-hash .pyc of the original before apply: the engine rebuilds it, in its mode, from the fix."""
+    world = fresh(where)
+    unchecked_pyc(world, BUGGY_MODULE)
+    outcome = engine.run(Command.APPLY, world.patch, world.python, world.installation, Options())
+    assert outcome.action == Action.PATCHED.value, outcome.message
+    return world
+
+
+def fixed_upstream(where: Path) -> World:
+    return fresh(where, version="2.0")
+
+
+def fixed_upstream_with_its_own_unchecked_bytecode(where: Path) -> World:
+    world = fresh(where, version="2.0")
+    unchecked_pyc(world, FIXED_MODULE)
+    return world
+
+
+def fixed_upstream_after_an_upgrade(where: Path) -> World:
+    return reinstall(applied(where), "2.0", FIXED_MODULE)
+
+
+def fixed_otherwise(where: Path) -> World:
+    return fresh(where, module=FIXED_MODULE)
+
+
+def edited(where: Path) -> World:
+    world = applied(where)
+    world.site.file.write_text(FIXED_MODULE + "# a local edit\n", encoding="utf-8")
+    return world
+
+
+def edited_and_the_backup_gone(where: Path) -> World:
+    world = edited(where)
+    state.backup_path(world.site.root, PATCH_ID).unlink()
+    return world
+
+
+def edited_and_the_backup_altered(where: Path) -> World:
+    world = edited(where)
+    state.backup_path(world.site.root, PATCH_ID).write_text(FIXED_MODULE, encoding="utf-8")
+    return world
+
+
+def unrecognised(where: Path) -> World:
+    return fresh(where, module=BUGGY_MODULE.replace('", " + name', '", " + str(name)'))
+
+
+def not_python(where: Path) -> World:
+    return fresh(where, module="def greet(:\n")
+
+
+def corrupt_state(where: Path) -> World:
+    world = applied(where)
+    state.state_path(world.site.root, PATCH_ID).write_text("{", encoding="utf-8")
+    return world
+
+
+def state_naming_another_file(where: Path) -> World:
+    """The entry moved its target since apply: the state names the file it patched, not the entry's."""
+    world = applied(where)
+    return dataclasses.replace(world, patch=dataclasses.replace(world.patch, file="toypkg/other.py"))
+
+
+def missing_file(where: Path) -> World:
+    world = fresh(where)
+    world.site.file.unlink()
+    return world
+
+
+def missing_file_after_apply(where: Path) -> World:
+    world = applied(where)
+    world.site.file.unlink()
+    return world
+
+
+# ------------------------------------------------------------------------------------------- what they come to
+
+Planned = tuple[Action, ExitCode, tuple[Step, ...]]
+NOTHING: Planned = (Action.NOTHING, OK, ())
+REFUSED: Planned = (Action.REFUSED, ERROR, ())
+PATCH: Planned = (Action.PATCHED, OK, (Step.PATCH,))
+COMPLETE: Planned = (Action.COMPLETED, OK, (Step.PATCH,))
+RESTORE: Planned = (Action.REVERTED, OK, (Step.RESTORE,))
+CLEAR: Planned = (Action.CLEARED, OK, (Step.CLEAR_STATE,))
+
+APPLY_ADVICE = "run `hfpatch apply --python /x`"
+FINISH_APPLY = "run `hfpatch apply --python /x` to finish it, or `hfpatch revert --python /x`"
+FINISH_REVERT = "run `hfpatch revert --python /x` to finish it, or `hfpatch apply --python /x`"
+LINKS = "hfpatch does not write through links"
+
+# What `check` exits with: 0 nothing to do, 1 apply would act, 2 hfpatch refuses or cannot tell.
+CHECK_CODE = {
+    Condition.NOT_INSTALLED: OK,
+    Condition.NOT_APPLICABLE: OK,
+    Condition.APPLIED: OK,
+    Condition.FIXED_UPSTREAM: OK,
+    Condition.FIXED_OTHERWISE: OK,
+    Condition.NEEDS_PATCH: ACTION_NEEDED,
+    Condition.DROPPED: ACTION_NEEDED,
+    Condition.INCOMPLETE: ACTION_NEEDED,
+    Condition.EDITED: ERROR,
+    Condition.UNRECOGNISED: ERROR,
+    Condition.ERROR: ERROR,
+}
+
+
+@dataclass(frozen=True)
+class Expected:
+    condition: Condition
+    finding: str  # a part of the one sentence
+    advice: str | None
+    apply: Planned
+    revert: Planned
+    forced: Planned  # revert --force
+    check: ExitCode
+    obsolete: ExitCode  # check --fail-on-obsolete
+    notes: str | None = None  # a part of the only note, if any
+
+
+def expect(
+    condition: Condition,
+    finding: str,
+    advice: str | None,
+    apply: Planned,
+    revert: Planned,
+    *,
+    forced: Planned | None = None,
+    obsolete: ExitCode | None = None,
+    notes: str | None = None,
+) -> Expected:
+    check = CHECK_CODE[condition]
+    return Expected(condition, finding, advice, apply, revert, forced or revert, check, obsolete or check, notes)
+
+
+STALE_NOTE = "the next `hfpatch apply --python /x` or `hfpatch revert --python /x` clears it"
+
+SCENARIOS = [
+    pytest.param(
+        not_installed,
+        expect(Condition.NOT_INSTALLED, "/bin/python imports no toypkg", None, NOTHING, NOTHING),
+        id="not-installed",
+    ),
+    pytest.param(
+        not_installed_with_orphans,
+        expect(
+            Condition.NOT_INSTALLED,
+            "/bin/python imports no toypkg",
+            None,
+            NOTHING,
+            (Action.CLEARED, OK, (Step.CLEAR_ORPHANS,)),
+            notes="of an uninstalled toypkg; `hfpatch revert --python /x` clears them",
+        ),
+        id="not-installed-with-orphans",
+    ),
+    pytest.param(
+        predates_the_file,
+        expect(Condition.NOT_APPLICABLE, "toypkg 0.4 predates greet", None, NOTHING, NOTHING),
+        id="not-applicable-file-missing-before-first-defined",
+    ),
+    pytest.param(
+        predates_the_target,
+        expect(Condition.NOT_APPLICABLE, "greet is absent, as in every release before 0.5", None, NOTHING, NOTHING),
+        id="not-applicable-target-absent-before-first-defined",
+    ),
+    pytest.param(
+        needs_patch,
+        expect(
+            Condition.NEEDS_PATCH,
+            "the released 1.0 file, which has the bug example/toypkg#1 fixed in 2.0",
+            APPLY_ADVICE,
+            PATCH,
+            NOTHING,
+        ),
+        id="needs-patch-released-file",
+    ),
+    pytest.param(
+        needs_patch_in_a_rebuilt_file,
+        expect(Condition.NEEDS_PATCH, "greet is the 1.0 code, which has the bug", APPLY_ADVICE, PATCH, NOTHING),
+        id="needs-patch-known-code",
+    ),
+    pytest.param(
+        needs_patch_after_an_apply_killed_after_the_backup,
+        expect(
+            Condition.NEEDS_PATCH,
+            "the released 1.0 file, which has the bug",
+            APPLY_ADVICE,
+            PATCH,
+            (Action.NOTHING, OK, (Step.CLEAR_STATE,)),
+        ),
+        id="needs-patch-backup-left-by-a-killed-apply",
+    ),
+    pytest.param(
+        needs_patch_through_a_link,
+        expect(Condition.NEEDS_PATCH, "which has the bug", LINKS, REFUSED, NOTHING),
+        id="needs-patch-through-a-link",
+    ),
+    pytest.param(
+        needs_patch_after_a_reinstall_of_another_version,
+        expect(
+            Condition.NEEDS_PATCH,
+            "which has the bug",
+            APPLY_ADVICE,
+            (Action.PATCHED, OK, (Step.CLEAR_STATE, Step.PATCH)),
+            CLEAR,
+            notes=STALE_NOTE,
+        ),
+        id="needs-patch-stale-state-of-another-version",
+    ),
+    pytest.param(
+        dropped,
+        expect(Condition.DROPPED, "holds the original code again", APPLY_ADVICE, PATCH, RESTORE),
+        id="dropped",
+    ),
+    pytest.param(
+        apply_killed_before_the_write,
+        expect(Condition.INCOMPLETE, "an apply was interrupted", FINISH_APPLY, PATCH, RESTORE),
+        id="incomplete-applying-original-file",
+    ),
+    pytest.param(
+        apply_killed_after_the_write,
+        expect(Condition.INCOMPLETE, "an apply was interrupted", FINISH_APPLY, COMPLETE, RESTORE),
+        id="incomplete-applying-record-behind",
+    ),
+    pytest.param(
+        apply_killed_after_the_record,
+        expect(Condition.INCOMPLETE, "an apply was interrupted", FINISH_APPLY, COMPLETE, RESTORE),
+        id="incomplete-applying-patched-file",
+    ),
+    pytest.param(
+        revert_killed_before_the_write,
+        expect(Condition.INCOMPLETE, "a revert was interrupted", FINISH_REVERT, COMPLETE, RESTORE),
+        id="incomplete-reverting-patched-file",
+    ),
+    pytest.param(
+        revert_killed_after_the_write,
+        expect(Condition.INCOMPLETE, "a revert was interrupted", FINISH_REVERT, PATCH, RESTORE),
+        id="incomplete-reverting-original-file",
+    ),
+    pytest.param(
+        record_lagging,
+        expect(
+            Condition.INCOMPLETE,
+            "the patched file is in place, but",
+            "run `hfpatch apply --python /x` to finish",
+            COMPLETE,
+            RESTORE,
+        ),
+        id="incomplete-record-lagging",
+    ),
+    pytest.param(
+        stale_bytecode_after_apply,
+        expect(
+            Condition.INCOMPLETE,
+            "the patched file is in place, but stale bytecode",
+            "run `hfpatch apply --python /x` to finish",
+            COMPLETE,
+            RESTORE,
+        ),
+        id="incomplete-stale-bytecode-after-apply",
+    ),
+    pytest.param(
+        stale_bytecode_over_fixed_source,
+        expect(
+            Condition.INCOMPLETE,
+            "the source has the fix, but cached bytecode still runs other code",
+            "run `hfpatch apply --python /x` to rebuild it",
+            (Action.REFRESHED, OK, (Step.REFRESH_BYTECODE,)),
+            NOTHING,
+        ),
+        id="incomplete-stale-bytecode-over-fixed-source",
+    ),
+    pytest.param(
+        stale_bytecode_over_fixed_release,
+        expect(
+            Condition.INCOMPLETE,
+            "the source has the fix, but cached bytecode still runs other code",
+            "run `hfpatch apply --python /x` to rebuild it",
+            (Action.REFRESHED, OK, (Step.REFRESH_BYTECODE,)),
+            NOTHING,
+        ),
+        id="incomplete-stale-bytecode-over-fixed-release",
+    ),
+    pytest.param(
+        applied,
+        expect(Condition.APPLIED, "patched", None, (Action.ALREADY_APPLIED, OK, ()), RESTORE),
+        id="applied",
+    ),
+    pytest.param(
+        applied_over_unchecked_bytecode,
+        expect(Condition.APPLIED, "patched", None, (Action.ALREADY_APPLIED, OK, ()), RESTORE),
+        id="applied-unchecked-bytecode-rebuilt",
+    ),
+    pytest.param(
+        fixed_upstream,
+        expect(
+            Condition.FIXED_UPSTREAM,
+            "toypkg 2.0 has the upstream fix (example/toypkg#1, in 2.0)",
+            "the patch is obsolete here: remove `hfpatch apply` from your build",
+            NOTHING,
+            NOTHING,
+            obsolete=ACTION_NEEDED,
+        ),
+        id="fixed-upstream",
+    ),
+    pytest.param(
+        fixed_upstream_with_its_own_unchecked_bytecode,
+        expect(
+            Condition.FIXED_UPSTREAM,
+            "toypkg 2.0 has the upstream fix",
+            "the patch is obsolete here",
+            NOTHING,
+            NOTHING,
+            obsolete=ACTION_NEEDED,
+        ),
+        id="fixed-upstream-fresh-unchecked-bytecode",
+    ),
+    pytest.param(
+        fixed_upstream_after_an_upgrade,
+        expect(
+            Condition.FIXED_UPSTREAM,
+            "toypkg 2.0 has the upstream fix",
+            "the patch is obsolete here",
+            (Action.NOTHING, OK, (Step.CLEAR_STATE,)),
+            CLEAR,
+            obsolete=ACTION_NEEDED,
+            notes=f"stale state: hfpatch patched toypkg 1.0, and 2.0 is installed now; {STALE_NOTE}",
+        ),
+        id="fixed-upstream-stale-state-of-1.0",
+    ),
+    pytest.param(
+        fixed_otherwise,
+        expect(Condition.FIXED_OTHERWISE, "the code is already fixed (greet is the 2.0 code)", None, NOTHING, NOTHING),
+        id="fixed-otherwise",
+    ),
+    pytest.param(
+        edited,
+        expect(
+            Condition.EDITED,
+            "was changed since hfpatch applied toypkg-1",
+            "`hfpatch revert --python /x --force` puts the original back",
+            REFUSED,
+            REFUSED,
+            forced=RESTORE,
+        ),
+        id="edited",
+    ),
+    pytest.param(
+        edited_and_the_backup_gone,
+        expect(
+            Condition.EDITED,
+            "was changed since hfpatch applied toypkg-1",
+            "`hfpatch revert --python /x --force` puts the original back",
+            REFUSED,
+            REFUSED,
+            notes="backup",
+        ),
+        id="edited-backup-gone",
+    ),
+    pytest.param(
+        edited_and_the_backup_altered,
+        expect(
+            Condition.EDITED,
+            "was changed since hfpatch applied toypkg-1",
+            "`hfpatch revert --python /x --force` puts the original back",
+            REFUSED,
+            REFUSED,
+            notes="is not the original any more",
+        ),
+        id="edited-backup-altered",
+    ),
+    pytest.param(
+        unrecognised,
+        expect(Condition.UNRECOGNISED, "greet matches no known form (in ", None, REFUSED, NOTHING),
+        id="unrecognised",
+    ),
+    pytest.param(
+        not_python,
+        expect(
+            Condition.UNRECOGNISED, "toypkg/core.py is not valid Python (line 1); reinstall", None, REFUSED, NOTHING
+        ),
+        id="unrecognised-not-python",
+    ),
+    pytest.param(
+        corrupt_state,
+        expect(Condition.ERROR, "is corrupt; nothing was changed", None, REFUSED, REFUSED),
+        id="error-corrupt-state",
+    ),
+    pytest.param(
+        state_naming_another_file,
+        expect(Condition.ERROR, "names toypkg/core.py, not toypkg/other.py", None, REFUSED, REFUSED),
+        id="error-state-names-another-file",
+    ),
+    pytest.param(
+        missing_file,
+        expect(Condition.ERROR, "core.py is missing; reinstall toypkg", None, REFUSED, REFUSED),
+        id="error-file-missing",
+    ),
+    pytest.param(
+        missing_file_after_apply,
+        expect(Condition.ERROR, "core.py is missing; reinstall toypkg", None, REFUSED, REFUSED),
+        id="error-file-missing-after-apply",
+    ),
+]
+
+
+Scenario = Callable[[Path], World]
+
+
+@pytest.fixture(scope="module")
+def read(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Scenario], Facts]:
+    """Each scenario built and read once: Facts is a snapshot, and diagnosis and plan are pure functions of it."""
+    cache: dict[str, Facts] = {}
+
+    def facts_of(scenario: Scenario) -> Facts:
+        if scenario.__name__ not in cache:
+            cache[scenario.__name__] = scenario(tmp_path_factory.mktemp(scenario.__name__)).facts()
+        return cache[scenario.__name__]
+
+    return facts_of
+
+
+def test_every_condition_has_a_scenario() -> None:
+    covered = {param.values[1].condition for param in SCENARIOS if isinstance(param.values[1], Expected)}
+    assert covered == set(Condition)
+
+
+@pytest.mark.parametrize(("scenario", "expected"), SCENARIOS)
+def test_the_condition_is_diagnosed_from_the_disk(
+    read: Callable[[Scenario], Facts], scenario: Scenario, expected: Expected
+) -> None:
+    diagnosis = diagnose(read(scenario), suggest)
+    assert diagnosis.condition is expected.condition, diagnosis.summary
+    assert expected.finding in diagnosis.finding
+    if expected.advice is None:
+        assert diagnosis.advice is None
+    else:
+        assert diagnosis.advice is not None and expected.advice in diagnosis.advice
+    if expected.notes is None:
+        assert diagnosis.notes == ()
+    else:
+        (note,) = diagnosis.notes
+        assert expected.notes in note
+
+
+@pytest.mark.parametrize(("scenario", "expected"), SCENARIOS)
+def test_each_command_plans_for_the_condition(
+    read: Callable[[Scenario], Facts], scenario: Scenario, expected: Expected
+) -> None:
+    facts = read(scenario)
+    diagnosis = diagnose(facts, suggest)
+
+    def planned(command: Command, **options: bool) -> Planned:
+        decided = plan(command, diagnosis, facts, Options(suggest=suggest, **options))
+        return decided.action, decided.exit_code, decided.steps
+
+    assert planned(Command.APPLY) == expected.apply
+    assert planned(Command.REVERT) == expected.revert
+    assert planned(Command.REVERT, force=True) == expected.forced
+    assert planned(Command.CHECK) == (Action.CHECKED, expected.check, ())
+    assert planned(Command.CHECK, fail_on_obsolete=True) == (Action.CHECKED, expected.obsolete, ())
+
+
+@pytest.mark.parametrize(("scenario", "expected"), SCENARIOS)
+def test_check_says_the_diagnosis(read: Callable[[Scenario], Facts], scenario: Scenario, expected: Expected) -> None:
+    facts = read(scenario)
+    diagnosis = diagnose(facts, suggest)
+    decided = plan(Command.CHECK, diagnosis, facts, Options(suggest=suggest))
+    assert decided.message == diagnosis.summary
+    if diagnosis.advice is not None:
+        assert decided.message == f"{diagnosis.finding}; {diagnosis.advice}"
+
+
+def test_the_suggest_function_is_what_the_advice_spells(tmp_path: Path) -> None:
+    world = edited(tmp_path)
+    spelt = diagnose(world.facts(), lambda command: f"hfpatch {command} --python /x")
+    assert spelt.advice == "`hfpatch revert --python /x --force` puts the original back"
+    plain = diagnose(world.facts())
+    assert plain.advice == "`hfpatch revert --force` puts the original back"
+
+
+def test_a_refusal_to_apply_says_the_finding(tmp_path: Path) -> None:
+    world = unrecognised(tmp_path)
+    facts = world.facts()
+    diagnosis: Diagnosis = diagnose(facts, suggest)
+    refused = plan(Command.APPLY, diagnosis, facts, Options(suggest=suggest))
+    assert refused.message == diagnosis.summary
+    assert "hfpatch will not touch code it does not know" in refused.message

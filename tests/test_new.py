@@ -1,0 +1,763 @@
+"""`hfpatch new`: a catalog entry written from the wheels of a made-up distribution (tests/wheelfactory.py).
+
+The releases come from a --find-links directory (no network), or from pip pointed at a local directory (the path
+through pip and the wheel cache, still offline). The entries are checked against digests taken here with hashlib,
+then applied, checked and reverted in real venvs by hfpatch processes. The pure core (`authoring.author` on texts)
+is tested on a table of small modules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import wheelfactory as factory
+
+from hfpatch import authoring, catalog, classify, cli, definitions
+from hfpatch.catalog import Patch, Verdict
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+TOTAL = ["--target", "madeup:madeup.core:total"]
+CLEAN = ["--target", "madeup:madeup.core:_clean"]
+ADD = ["--target", "madeup:madeup.basket:Basket.add"]
+DEFAULT_RELEASES = ["0.8", "0.9", "1.0", "1.1", "1.2", "2.0", "2.1"]
+
+
+def sha256(data: str | bytes) -> str:
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def canonical(text: str, indent: str = "") -> str:
+    """The canonical text of a definition written here: its lines, dedented, without the final newline."""
+    return "\n".join(line[len(indent) :] for line in text.rstrip("\n").split("\n"))
+
+
+def line_digests(text: str) -> list[str]:
+    return [sha256(line)[:12] for line in text.split("\n")]
+
+
+@dataclass(frozen=True)
+class Completed:
+    code: int
+    out: str
+    err: str
+
+    def table(self) -> dict[str, tuple[str, str, str]]:
+        """The release table: release -> (form, verdict, reason)."""
+        lines = self.out.splitlines()
+        start = next(index for index, line in enumerate(lines) if line.startswith("release "))
+        rows = {}
+        for line in lines[start + 1 :]:
+            if line.startswith(("note:", "wrote ", "no probe")):
+                break
+            release, form, verdict, reason = line.split(None, 3)
+            rows[release] = (form, verdict, reason)
+        return rows
+
+
+def hfpatch_process(*args: str, env: dict[str, str] | None = None) -> Completed:
+    done = subprocess.run(
+        [sys.executable, "-m", "hfpatch", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tempfile.gettempdir(),
+        timeout=300,
+        check=False,
+    )
+    return Completed(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("wheels")
+    factory.build(directory)
+    return directory
+
+
+@dataclass(frozen=True)
+class Written:
+    catalog: Path
+    total: Completed
+    basket: Completed
+
+    def load(self, patch_id: str) -> Patch:
+        return catalog.load(self.catalog / patch_id)
+
+
+@pytest.fixture(scope="module")
+def written(wheels: Path, tmp_path_factory: pytest.TempPathFactory) -> Written:
+    """Two entries written by real `hfpatch new` processes: total (with its helper) and Basket.add."""
+    directory = tmp_path_factory.mktemp("catalog")
+    common = ["--fixed-in", "2.0", "--catalog", str(directory), "--find-links", str(wheels)]
+    total = hfpatch_process("new", "madeup-total", *TOTAL, *CLEAN, *common)
+    basket = hfpatch_process("new", "madeup-basket", *ADD, *common, "--upstream", "https://github.com/x/madeup/pull/7")
+    return Written(directory, total, basket)
+
+
+NewRun = Callable[..., Completed]
+
+
+@pytest.fixture
+def new(capsys: pytest.CaptureFixture[str], wheels: Path, tmp_path: Path) -> NewRun:
+    """`hfpatch new ID ARGS` in process, into tmp_path/catalog, reading the factory's wheels unless told otherwise."""
+
+    def run(patch_id: str, *args: str, find_links: Path | None = None, catalog_dir: Path | None = None) -> Completed:
+        argv = ["new", patch_id, *args, "--catalog", str(catalog_dir or tmp_path / "catalog")]
+        argv += ["--find-links", str(find_links or wheels)]
+        capsys.readouterr()
+        code = cli.main(argv)
+        captured = capsys.readouterr()
+        return Completed(code, captured.out, captured.err)
+
+    return run
+
+
+# ---------------------------------------------------------------------------------------- the made-up releases
+
+
+def test_a_fix_that_calls_a_helper_old_releases_lack_is_not_safe_and_nothing_is_written(
+    new: NewRun, tmp_path: Path
+) -> None:
+    done = new("madeup-total", *TOTAL, "--fixed-in", "2.0")
+    assert done.code == 2
+    table = done.table()
+    assert list(table) == DEFAULT_RELEASES
+    for release in ("1.0", "1.1", "1.2"):
+        assert table[release][1] == "not-safe"
+        assert table[release][2].startswith("_clean missing")
+    assert table["0.9"][1] == "not-applicable"
+    (line,) = done.err.splitlines()
+    assert line.startswith("hfpatch: error: not safe to backport as it stands")
+    assert "which 1.0 to 1.2 lack; add --target madeup:madeup.core:_clean" in line
+    assert not (tmp_path / "catalog").exists()
+
+
+def test_the_release_table_says_each_release_s_form_verdict_and_reason(written: Written) -> None:
+    assert written.total.code == 0, written.total.err
+    insert = "_clean absent: the patch adds it; total: same signature as the fix"
+    assert written.total.table() == {
+        "0.8": ("-/-", "absent", "_clean, total not defined"),
+        "0.9": (
+            "-/A",
+            "not-applicable",
+            "total: signature (items, start, strict=...) where the fix has (items): the fix would break its callers",
+        ),
+        "1.0": ("-/B", "needs-patch", f"{insert}; 4 lines differ from the fix"),
+        "1.1": ("-/B", "needs-patch", f"{insert}; 4 lines differ from the fix"),
+        "1.2": ("-/C", "needs-patch", f"{insert}; 2 lines differ from the fix"),
+        "2.0": ("fix/fix", "fixed", "identical to the fix"),
+        "2.1": ("fix/fix", "fixed", "identical to the fix"),
+    }
+    assert "note: patched, the 1.2 file is the 2.0 file byte for byte" in written.total.out
+    assert f"wrote {written.catalog / 'madeup-total'} (2 targets, 5 forms, 7 files)" in written.total.out
+    assert 'add probe = "probe.py" to patch.toml' in written.total.out
+    assert written.total.err == ""
+
+
+def test_the_entry_records_every_form_by_digest_with_its_verdict_and_releases(written: Written) -> None:
+    patch = written.load("madeup-total")
+    assert (patch.distribution, patch.module, patch.file) == ("madeup", "madeup.core", factory.CORE)
+    assert (patch.fixed_in, patch.first_defined_in, patch.probe) == ("2.0", "0.9", None)
+    assert patch.upstream == "madeup-total"
+    clean, total = patch.targets
+    # The helper comes first, as in the fixed file, and is inserted where it is absent.
+    assert (clean.name, clean.insert_if_absent, total.name, total.insert_if_absent) == ("_clean", True, "total", False)
+    assert clean.fixed_text == canonical(factory.CLEAN)
+    assert total.fixed_text == canonical(factory.TOTAL_FIX)
+    assert (patch.directory / "fixed" / "total.py").read_text() == factory.TOTAL_FIX
+    forms = {form.sha256: form for form in total.forms}
+    expected = [
+        (factory.TOTAL_OTHER_SIGNATURE, Verdict.NOT_APPLICABLE, ("0.9",)),
+        (factory.TOTAL_A, Verdict.NEEDS_PATCH, ("1.0", "1.1")),
+        (factory.TOTAL_B, Verdict.NEEDS_PATCH, ("1.2",)),
+        (factory.TOTAL_FIX, Verdict.FIXED, ("2.0", "2.1")),
+    ]
+    assert list(forms) == [sha256(canonical(text)) for text, _, _ in expected]
+    for text, verdict, releases in expected:
+        form = forms[sha256(canonical(text))]
+        assert (form.verdict, form.releases) == (verdict, releases)
+        assert list(form.lines) == line_digests(canonical(text))
+    assert forms[sha256(canonical(factory.TOTAL_OTHER_SIGNATURE))].reason.startswith("signature (items, start, strict")
+    assert [(form.sha256, form.verdict) for form in clean.forms] == [(sha256(canonical(factory.CLEAN)), Verdict.FIXED)]
+
+
+def test_the_entry_records_every_released_file_and_what_patching_it_gives(written: Written) -> None:
+    patch = written.load("madeup-total")
+    files = {known.sha256: known for known in patch.known_files}
+    core = {release: sha256(text) for release, text in factory.CORE_TEXTS.items()}
+    assert list(files) == [core[release] for release in DEFAULT_RELEASES]
+    verdicts = {release: files[core[release]].verdict for release in DEFAULT_RELEASES}
+    assert verdicts == {
+        "0.8": None,
+        "0.9": Verdict.NOT_APPLICABLE,
+        **dict.fromkeys(("1.0", "1.1", "1.2"), Verdict.NEEDS_PATCH),
+        **dict.fromkeys(("2.0", "2.1"), Verdict.FIXED),
+    }
+    # 1.0 and 1.2 differ from 2.0 only in total and the missing helper; 1.1 also in its docstring.
+    assert files[core["1.2"]].patched_sha256 == files[core["1.0"]].patched_sha256 == core["2.0"]
+    patched_11 = factory.CORE_TEXTS["1.1"].replace(factory.TOTAL_A, factory.CLEAN + "\n\n" + factory.TOTAL_FIX)
+    assert files[core["1.1"]].patched_sha256 == sha256(patched_11)
+    toml = (patch.directory / "patch.toml").read_text()
+    assert "# patched, this is the 2.0 file byte for byte" in toml
+    assert "probe" not in tomllib.loads(toml)
+
+
+def test_hfpatch_reads_each_release_as_the_table_says(written: Written) -> None:
+    patch = written.load("madeup-total")
+    for release, (_, verdict, _) in written.total.table().items():
+        source = factory.CORE_TEXTS[release].encode()
+        found = classify.identify(source, patch, release).verdict
+        assert found is (Verdict.NOT_APPLICABLE if verdict == "absent" else Verdict(verdict)), release
+        # An edited copy of the file is known by its target forms alone.
+        edited = classify.identify(source + b"\n# edited\n", patch, release).verdict
+        assert edited is found, release
+
+
+def test_a_method_whose_class_lacks_an_attribute_the_fix_uses_is_not_applicable(written: Written) -> None:
+    assert written.basket.code == 0, written.basket.err
+    table = written.basket.table()
+    assert table["0.8"] == ("-", "absent", f"no {factory.BASKET} in this release")
+    assert table["0.9"] == ("A", "not-applicable", "the fix uses self.limit, which Basket here never defines")
+    assert {table[release][1] for release in ("1.0", "1.1", "1.2")} == {"needs-patch"}
+    patch = written.load("madeup-basket")
+    assert (patch.upstream, patch.url) == ("x/madeup#7", "https://github.com/x/madeup/pull/7")
+    (target,) = patch.targets
+    assert target.fixed_text == canonical(factory.ADD_FIX, "    ")
+    forms = {form.sha256: (form.verdict, form.releases) for form in target.forms}
+    assert forms == {
+        sha256(canonical(factory.ADD_NO_LIMIT, "    ")): (Verdict.NOT_APPLICABLE, ("0.9",)),
+        sha256(canonical(factory.ADD_BUGGY, "    ")): (Verdict.NEEDS_PATCH, ("1.0", "1.1", "1.2")),
+        sha256(canonical(factory.ADD_FIX, "    ")): (Verdict.FIXED, ("2.0", "2.1")),
+    }
+    needs = patch.known_file(sha256(factory.BASKET_TEXTS["1.2"]))
+    assert needs is not None and needs.patched_sha256 == sha256(factory.BASKET_TEXTS["2.0"])
+
+
+@pytest.mark.parametrize(
+    ("options", "releases", "first_defined_in"),
+    [
+        pytest.param([], DEFAULT_RELEASES, "0.9", id="default-back-to-the-first-that-defines-it-and-the-newest"),
+        pytest.param(["--since", "1.1"], ["1.1", "1.2", "2.0", "2.1"], None, id="since-narrows"),
+        pytest.param(["--since", "0.7"], ["0.7", *DEFAULT_RELEASES], "0.9", id="since-widens"),
+        pytest.param(["--until", "2.0.1"], [*DEFAULT_RELEASES[:-1], "2.0.1"], "0.9", id="until-replaces-the-newest"),
+        pytest.param(["--all-releases"], [*DEFAULT_RELEASES[:-1], "2.0.1", "2.1"], "0.9", id="all-releases"),
+        pytest.param(["--pre"], [*DEFAULT_RELEASES[:-1], "2.2rc1"], "0.9", id="pre-releases-when-asked"),
+        pytest.param(["--release", "0.7"], ["0.7", *DEFAULT_RELEASES], "0.9", id="a-release-named"),
+    ],
+)
+def test_which_releases_are_read(
+    new: NewRun, tmp_path: Path, options: list[str], releases: list[str], first_defined_in: str | None
+) -> None:
+    done = new("madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", *options)
+    assert done.code == 0, done.err
+    assert list(done.table()) == releases
+    patch = catalog.load(tmp_path / "catalog" / "madeup-total")
+    assert patch.first_defined_in == first_defined_in
+    assert {release for known in patch.known_files for release in known.releases} == set(releases)
+
+
+def test_a_release_whose_module_lacks_the_helper_s_import_is_not_safe(
+    new: NewRun, tmp_path: Path, wheels: Path
+) -> None:
+    """A name that is an import in the fixed release cannot be added as a target: the author is told so."""
+    links = tmp_path / "links"
+    links.mkdir()
+    fix = "import json\n\n\ndef dump(value):\n    return json.dumps(value, sort_keys=True)\n"
+    old = "def dump(value):\n    return repr(value)\n"
+    for version, text in (("1.0", old), ("2.0", fix)):
+        factory.write_wheel(links, version, {"madeup/__init__.py": b"", factory.CORE: text.encode()})
+    done = new("madeup-dump", "--target", "madeup:madeup.core:dump", "--fixed-in", "2.0", find_links=links)
+    assert done.code == 2
+    assert done.table()["1.0"] == ("A", "not-safe", "json missing (the fix of dump uses it)")
+    assert "it is an import in 2.0, which hfpatch new cannot insert" in done.err
+
+
+def test_an_existing_entry_is_refused_unless_forced_and_then_replaced_whole(new: NewRun, tmp_path: Path) -> None:
+    args = ["madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0"]
+    assert new(*args).code == 0
+    entry = tmp_path / "catalog" / "madeup-total"
+    written = (entry / "patch.toml").read_bytes()
+    (entry / "patch.toml").write_bytes(written + b"# edited\n")
+    (entry / "stray.txt").write_text("left by hand")
+    refused = new(*args)
+    assert refused.code == 2
+    assert refused.err.startswith("hfpatch: error: ") and "--force" in refused.err
+    assert (entry / "patch.toml").read_bytes() == written + b"# edited\n"
+    assert new(*args, "--force").code == 0
+    assert (entry / "patch.toml").read_bytes() == written
+    assert not (entry / "stray.txt").exists()
+    assert sorted(path.name for path in (tmp_path / "catalog").iterdir()) == ["madeup-total"], "no scratch left"
+
+
+# --------------------------------------------------------------------------------------------------- bad input
+
+
+def _damaged(wheels: Path, where: Path, damage: Callable[[Path], None]) -> Path:
+    where.mkdir()
+    for path in wheels.iterdir():
+        shutil.copyfile(path, where / path.name)
+    damage(where / "madeup-1.1-py3-none-any.whl")
+    return where
+
+
+def _flip(path: Path) -> None:
+    factory.flip_byte(path, factory.CORE)
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:200])
+
+
+def _stale_record(path: Path) -> None:
+    files = factory.release_files("1.1")
+    files[factory.CORE] = files[factory.CORE].replace(b"counts", b"tallies")
+    factory.write_wheel(path.parent, "1.1", files, record=factory.release_files("1.1"))
+
+
+BOTH = [*TOTAL, *CLEAN, "--fixed-in", "2.0"]
+WHEEL_11 = "madeup-1.1-py3-none-any.whl"
+
+
+def _target(name: str) -> list[str]:
+    return ["--target", name, "--fixed-in", "2.0"]
+
+
+@pytest.mark.parametrize(
+    ("args", "damage", "message"),
+    [
+        pytest.param(_target("nothere:nothere.core:f"), None, "no wheel of nothere in", id="unknown-distribution"),
+        pytest.param(_target("madeup:madeup.basket:Basket"), None, "Basket is a class in madeup.basket", id="class"),
+        pytest.param(_target("madeup:madeup.core:DEFAULT"), None, "DEFAULT is a variable", id="variable"),
+        pytest.param(
+            _target("madeup:madeup.core:nope"), None, "nope is not defined in madeup.core of madeup 2.0", id="absent"
+        ),
+        pytest.param(
+            _target("madeup:madeup.nowhere:f"),
+            None,
+            "has no madeup/nowhere.py or madeup/nowhere/__init__.py",
+            id="module",
+        ),
+        pytest.param(
+            [*TOTAL, "--fixed-in", "3.0"], None, "--fixed-in 3.0 is not a release of madeup", id="not-a-release"
+        ),
+        pytest.param([*TOTAL, "--fixed-in", "two"], None, "--fixed-in 'two' is not a version", id="not-a-version"),
+        pytest.param([*TOTAL, "--fixed-in", "0.9"], None, "no release read needs the patch", id="nothing-needs-it"),
+        pytest.param(
+            [*ADD, "--fixed-in", "0.8"], None, "0.8-py3-none-any.whl has no madeup/basket.py", id="fixed-lacks-it"
+        ),
+        pytest.param(BOTH, _flip, f"{WHEEL_11} is corrupt", id="corrupt-wheel"),
+        pytest.param(BOTH, _truncate, f"{WHEEL_11} is not a valid wheel", id="truncated-wheel"),
+        pytest.param(BOTH, _stale_record, "does not match the digest its RECORD lists", id="record-mismatch"),
+        pytest.param(_target("madeup:total"), None, "is not DIST:MODULE:QUALNAME", id="target-without-module"),
+        pytest.param(
+            _target("madeup:madeup.core:a.b.c"), None, "is not a function name or Class.method", id="too-deep"
+        ),
+        pytest.param(_target("madeup:madeup core:total"), None, "is not a module name", id="bad-module"),
+        pytest.param(
+            [*TOTAL, *_target("madeup:madeup.basket:Basket.add")], None, "one patch edits one file", id="two-files"
+        ),
+        pytest.param([*TOTAL, *TOTAL, "--fixed-in", "2.0"], None, "a --target is given twice", id="target-twice"),
+        pytest.param(["--fixed-in", "2.0"], None, "the following arguments are required: --target", id="no-target"),
+    ],
+)
+def test_bad_input_is_one_error_line_and_writes_nothing(
+    new: NewRun,
+    wheels: Path,
+    tmp_path: Path,
+    args: list[str],
+    damage: Callable[[Path], None] | None,
+    message: str,
+) -> None:
+    links = wheels if damage is None else _damaged(wheels, tmp_path / "damaged", damage)
+    done = new("madeup-x", *args, find_links=links)
+    assert done.code == 2
+    (line,) = done.err.splitlines()
+    assert line.startswith("hfpatch: error: ")
+    assert message in line
+    assert not (tmp_path / "catalog").exists() or not any((tmp_path / "catalog").iterdir())
+
+
+def test_a_catalog_that_is_a_file_is_refused(new: NewRun, tmp_path: Path) -> None:
+    not_a_directory = tmp_path / "catalog-file"
+    not_a_directory.write_text("")
+    done = new("madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", catalog_dir=not_a_directory)
+    assert done.code == 2
+    assert (
+        done.err == f"hfpatch: error: the catalog {not_a_directory} is not a directory; give --catalog a directory.\n"
+    )
+
+
+@pytest.mark.parametrize("patch_id", ["Madeup", "_madeup", "made up", "madeup/x"])
+def test_an_id_that_cannot_name_a_directory_of_the_catalog_is_refused(new: NewRun, patch_id: str) -> None:
+    done = new(patch_id, *TOTAL, *CLEAN, "--fixed-in", "2.0")
+    assert done.code == 2
+    assert "cannot be an id" in done.err
+
+
+# ------------------------------------------------------------------------------------------- through pip, offline
+
+
+def test_through_pip_the_wheels_are_cached_and_reused(wheels: Path, tmp_path: Path) -> None:
+    """pip reads a local directory instead of the index; the second run must not need its wheels again."""
+    links = tmp_path / "links"
+    shutil.copytree(wheels, links)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(links), PIP_NO_CACHE_DIR="1", XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    # Three releases, to keep pip's runs few: the walk back is the same code with --find-links.
+    args = ["new", "madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--since", "1.2"]
+    first = hfpatch_process(*args, "--catalog", str(tmp_path / "first"), env=env)
+    assert first.code == 0, first.err
+    assert list(first.table()) == ["1.2", "2.0", "2.1"]
+    assert "from the package index" in first.out
+    cache = tmp_path / "xdg" / "hfpatch" / "wheels" / "madeup"
+    assert sorted(path.name for path in cache.iterdir()) == [
+        f"madeup-{release}-py3-none-any.whl" for release in ("1.2", "2.0", "2.1")
+    ], "the wheels read, and no scratch"
+    for path in links.iterdir():  # pip could only fetch damaged wheels now
+        factory.flip_byte(path, factory.CORE)
+    second = hfpatch_process(*args, "--catalog", str(tmp_path / "second"), env=env)
+    assert second.code == 0, second.err
+    assert second.out.replace("second", "first") == first.out
+    assert (tmp_path / "second" / "madeup-total" / "patch.toml").read_bytes() == (
+        tmp_path / "first" / "madeup-total" / "patch.toml"
+    ).read_bytes()
+
+
+def test_through_pip_an_unknown_distribution_is_one_error_line(tmp_path: Path, wheels: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels))
+    done = hfpatch_process(
+        "new", "x", "--target", "nothere:nothere:f", "--fixed-in", "1.0", "--catalog", str(tmp_path / "c"),
+        "--cache", str(tmp_path / "cache"), env=env,
+    )  # fmt: skip
+    assert done.code == 2
+    (line,) = done.err.splitlines()
+    assert line.startswith("hfpatch: error: pip finds no release of nothere (")
+
+
+# ------------------------------------------------------------------------------------- the entries, in real venvs
+
+
+@dataclass(frozen=True)
+class Venv:
+    path: Path
+
+    @property
+    def python(self) -> str:
+        return str(self.path / "bin" / "python")
+
+    @property
+    def package(self) -> Path:
+        (found,) = self.path.glob("lib/python*/site-packages/madeup")
+        return found
+
+    def run(self, code: str) -> str:
+        done = subprocess.run([self.python, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+        return (done.stdout + done.stderr).strip().splitlines()[-1]
+
+
+def make_venv(path: Path, wheel: Path) -> Venv:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
+    venv = Venv(path)
+    pip = [sys.executable, "-m", "pip", "--python", venv.python, "--disable-pip-version-check"]
+    subprocess.run([*pip, "install", "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True)
+    return venv
+
+
+def hfpatch_in(venv: Venv, command: str, written: Written, *patch_ids: str) -> Completed:
+    selection = [word for patch_id in patch_ids for word in ("--patch", patch_id)]
+    return hfpatch_process(command, "--python", venv.python, "--catalog", str(written.catalog), *selection)
+
+
+def test_applied_to_1_2_both_entries_give_upstream_s_2_0_files_byte_for_byte(
+    written: Written, wheels: Path, tmp_path: Path
+) -> None:
+    venv = make_venv(tmp_path / "venv", wheels / "madeup-1.2-py3-none-any.whl")
+    core, basket = venv.package / "core.py", venv.package / "basket.py"
+    assert hfpatch_in(venv, "check", written, "madeup-total", "madeup-basket").code == 1
+    assert "None" in venv.run("from madeup.core import total; total([1, None])")  # the bug: TypeError on None
+    applied = hfpatch_in(venv, "apply", written, "madeup-total", "madeup-basket")
+    assert applied.code == 0, applied.out + applied.err
+    with zipfile.ZipFile(wheels / "madeup-2.0-py3-none-any.whl") as fixed:
+        assert core.read_bytes() == fixed.read(factory.CORE)
+        assert basket.read_bytes() == fixed.read(factory.BASKET)
+    assert venv.run("from madeup.core import total; print(total([1, None, 2]))") == "3"
+    full = "from madeup.basket import Basket; b = Basket(1); b.add(1); b.add(2)"
+    assert venv.run(full).endswith("OverflowError: the basket is full")
+    assert hfpatch_in(venv, "check", written, "madeup-total", "madeup-basket").code == 0
+    reverted = hfpatch_in(venv, "revert", written, "madeup-total", "madeup-basket")
+    assert reverted.code == 0, reverted.out + reverted.err
+    assert core.read_bytes() == factory.CORE_TEXTS["1.2"].encode()
+    assert basket.read_bytes() == factory.BASKET_TEXTS["1.2"].encode()
+
+
+def test_applied_to_1_1_the_helper_is_inserted_and_the_rest_of_the_file_kept(
+    written: Written, wheels: Path, tmp_path: Path
+) -> None:
+    venv = make_venv(tmp_path / "venv", wheels / "madeup-1.1-py3-none-any.whl")
+    applied = hfpatch_in(venv, "apply", written, "madeup-total")
+    assert applied.code == 0, applied.out + applied.err
+    expected = factory.CORE_TEXTS["1.1"].replace(factory.TOTAL_A, factory.CLEAN + "\n\n" + factory.TOTAL_FIX)
+    assert (venv.package / "core.py").read_text() == expected
+    assert venv.run("from madeup.core import total; print(total([None, 4]))") == "4"
+    verify = hfpatch_in(venv, "verify", written, "madeup-total")
+    assert "no-probe" in verify.out
+
+
+# ------------------------------------------------------------------------------------------------- the pure core
+
+META = authoring.Meta("m-1", "t", "u", "https://example.invalid/m/1", "m", "m.core", "m/core.py", "2.0")
+
+FIX_MODULE = """\
+import json
+from os import path as ospath
+LIMIT = 3
+
+
+def helper(x):
+    return x
+
+
+class Box:
+    def __init__(self):
+        self.size = 1
+
+    def _step(self):
+        return 1
+
+    def grow(self):
+        return self._step() + self.size
+
+
+def f(a, b=1):
+    return helper(a) + LIMIT + len(json.dumps(ospath.sep)) + b
+"""
+HELPERS = "import json\nfrom os import path as ospath\nLIMIT = 3\n\n\ndef helper(x):\n    return x\n"
+OLD_BOX = (
+    "class Box:\n"
+    "    def __init__(self):\n"
+    "        self.size = 1\n\n"
+    "    def _step(self):\n"
+    "        return 1\n\n"
+    "    def grow(self):\n"
+    "        return 2\n"
+)
+OLD_BOX_NO_STEP = OLD_BOX.replace("    def _step(self):\n        return 1\n\n", "")
+
+
+def _old(f_text: str, head: str = HELPERS, box: str = OLD_BOX) -> str:
+    return f"{head}\n\n{box}\n\n{f_text}"
+
+
+BODY = "def f(a, b=1):\n    return a\n"
+WITHOUT_HELPER = _old(BODY, head=HELPERS.replace("def helper", "def other"))
+TRY_IMPORT = "try:\n    import json\nexcept ImportError:\n    json = None\n"
+STATIC_GROW = OLD_BOX.replace("def grow", "@staticmethod\n    def grow")
+SIGNATURE = "not-applicable"
+
+
+@pytest.mark.parametrize(
+    ("old", "targets", "verdict", "reason"),
+    [
+        pytest.param(FIX_MODULE, ["f"], "fixed", "identical to the fix", id="same-text-fixed"),
+        pytest.param("X = 1\n", ["f"], "absent", "f not defined", id="absent"),
+        pytest.param(_old(BODY), ["f"], "needs-patch", "same signature as the fix; 1 line differs", id="needs-patch"),
+        pytest.param(
+            _old("def f(a, b, c=1):\n    return a\n"),
+            ["f"],
+            SIGNATURE,
+            "signature (a, b, c=...) where the fix has (a, b=...): the fix would break its callers",
+            id="more-parameters",
+        ),
+        pytest.param(_old("def f(x, b=1):\n    pass\n"), ["f"], SIGNATURE, "(x, b=...) where", id="renamed-parameter"),
+        pytest.param(_old("def f(a, b):\n    pass\n"), ["f"], SIGNATURE, "(a, b) where", id="fewer-defaults"),
+        pytest.param(_old("def f(a, *, b=1):\n    pass\n"), ["f"], SIGNATURE, "(a, *, b=...) where", id="keyword-only"),
+        pytest.param(
+            _old("def f(a, /, b=1):\n    pass\n"), ["f"], SIGNATURE, "(a, /, b=...) where", id="positional-only"
+        ),
+        pytest.param(_old("async def f(a, b=1):\n    pass\n"), ["f"], SIGNATURE, "async (a, b=...) where", id="async"),
+        pytest.param(_old("class f:\n    pass\n"), ["f"], SIGNATURE, "f is a class here, not a function", id="class"),
+        pytest.param(_old("f = len\n"), ["f"], SIGNATURE, "f is a variable here, not a function", id="variable"),
+        pytest.param(WITHOUT_HELPER, ["f"], "not-safe", "helper missing", id="helper-missing"),
+        pytest.param(
+            _old(BODY, head=HELPERS.replace("LIMIT = 3", "")), ["f"], "not-safe", "LIMIT missing", id="constant"
+        ),
+        pytest.param(
+            _old(BODY, head=HELPERS.replace("import json", "")), ["f"], "not-safe", "json missing", id="import"
+        ),
+        pytest.param(
+            _old(BODY, head=HELPERS.replace("import json", TRY_IMPORT)),
+            ["f"],
+            "needs-patch",
+            "same signature",
+            id="import-in-a-try-block",
+        ),
+        pytest.param(
+            WITHOUT_HELPER, ["f", "helper"], "needs-patch", "helper absent: the patch adds it", id="helper-target"
+        ),
+        pytest.param(_old(BODY), ["Box.grow"], "needs-patch", "same signature", id="method"),
+        pytest.param(
+            _old(BODY, box=OLD_BOX.replace("self.size = 1", "pass")),
+            ["Box.grow"],
+            SIGNATURE,
+            "the fix uses self.size, which Box here never defines",
+            id="method-class-lacks-attribute",
+        ),
+        pytest.param(
+            _old(BODY, box=STATIC_GROW),
+            ["Box.grow"],
+            SIGNATURE,
+            "signature @staticmethod (self) where the fix has (self)",
+            id="method-became-static",
+        ),
+        pytest.param(
+            _old(BODY, box=OLD_BOX_NO_STEP),
+            ["Box.grow", "Box._step"],
+            "needs-patch",
+            "Box._step absent: the patch adds it",
+            id="method-with-its-helper-method",
+        ),
+    ],
+)
+def test_the_verdict_of_a_release(old: str, targets: list[str], verdict: str, reason: str) -> None:
+    result = authoring.author({"1.0": old.encode(), "2.0": FIX_MODULE.encode()}, META, targets)
+    (row, fixed) = result.rows
+    assert (row.release, fixed.verdict) == ("1.0", "fixed")
+    assert row.verdict == verdict
+    assert reason in row.reason
+    assert (result.patch is not None) == (verdict == "needs-patch")
+    assert bool(result.missing) == (verdict == "not-safe")
+    if result.patch is not None:  # and the entry patches the release into exactly the fixed definitions
+        from hfpatch import rewrite
+
+        patched = definitions.parse(rewrite.patched(old.encode(), result.patch), "patched")
+        for target in result.patch.targets:
+            found = definitions.find(patched, target.name)
+            assert found is not None and found.sha256 == target.fixed_sha256
+
+
+def test_a_method_calling_a_method_its_class_lacks_is_not_applicable_with_a_hint() -> None:
+    old = _old("def f(a, b=1):\n    return a\n", box=OLD_BOX_NO_STEP).encode()
+    result = authoring.author({"0.9": old, "1.0": old, "2.0": FIX_MODULE.encode()}, META, ["Box.grow"])
+    assert result.rows[0].reason == "the fix uses self._step, which Box here never defines"
+    assert result.patch is None
+    assert result.notes == (
+        "0.9 to 1.0 lack Box._step, which the fix calls; add --target m:m.core:Box._step to insert it and patch them "
+        "too",
+    )
+
+
+def test_the_missing_names_say_which_releases_lack_them_and_what_they_are() -> None:
+    lacking = _old("def f(a, b=1):\n    return a\n", head="import json\nfrom os import path as ospath\n")
+    texts = {"1.0": lacking.encode(), "1.1": lacking.encode(), "1.2": _old("def f(a, b=1):\n    return 0\n").encode()}
+    result = authoring.author({**texts, "2.0": FIX_MODULE.encode()}, META, ["f"])
+    assert result.patch is None
+    assert result.missing == (
+        authoring.Missing("LIMIT", ("f",), ("1.0", "1.1"), "variable"),
+        authoring.Missing("helper", ("f",), ("1.0", "1.1"), "function"),
+    )
+    assert [row.verdict for row in result.rows] == ["not-safe", "not-safe", "needs-patch", "fixed"]
+
+
+def test_a_release_that_cannot_be_read_is_a_skipped_row_and_no_form() -> None:
+    old = _old(BODY).encode()
+    texts = {"0.9": b"def f(a, b=1)\n    return a\n", "1.0": old, "2.0": FIX_MODULE.encode()}
+    result = authoring.author(texts, META, ["f"], unavailable={"1.5": "no wheel (pip found none)"})
+    rows = {row.release: (row.forms, row.verdict, row.reason) for row in result.rows}
+    assert rows["0.9"] == (
+        ("?",),
+        "skipped",
+        "m/core.py of 0.9 is not valid Python (line 1) for this Python; no form recorded",
+    )
+    assert rows["1.5"] == (("?",), "skipped", "no wheel (pip found none)")
+    assert rows["1.0"][1] == "needs-patch"
+    assert result.patch is not None
+    assert {release for known in result.patch.known_files for release in known.releases} == {"1.0", "2.0"}
+
+
+def test_a_name_both_releases_take_from_the_same_star_import_is_present() -> None:
+    fix = "from os.path import *\n\n\ndef f(a):\n    return join(a, a)\n"
+    same = "from os.path import *\n\n\ndef f(a):\n    return a\n"
+    without = "def f(a):\n    return a\n"
+    for old, verdict in ((same, "needs-patch"), (without, "not-safe")):
+        result = authoring.author({"1.0": old.encode(), "2.0": fix.encode()}, META, ["f"])
+        assert result.rows[0].verdict == verdict
+
+
+def test_one_text_that_takes_the_fix_in_one_release_and_not_in_another_is_refused() -> None:
+    grow = "    def grow(self):\n        return 2\n"
+    without_size = f"class Box:\n    def __init__(self):\n        pass\n\n{grow}"
+    with_size = f"class Box:\n    def __init__(self):\n        self.size = 1\n\n{grow}"
+    fix = (
+        "class Box:\n    def __init__(self):\n        self.size = 1\n\n    def grow(self):\n        return self.size\n"
+    )
+    texts = {"1.0": without_size.encode(), "1.1": with_size.encode(), "2.0": fix.encode()}
+    result = authoring.author(texts, META, ["Box.grow"])
+    assert [row.verdict for row in result.rows] == ["not-applicable", "needs-patch", "fixed"]
+    assert result.patch is None
+    assert result.refusal == (
+        "Box.grow has the same text in 1.1, which can take the fix, and in 1.0, where the fix uses self.size, which "
+        "Box here never defines; one form cannot have both verdicts, so leave one side out with --since or --until; "
+        "nothing written."
+    )
+    narrowed = authoring.author({"1.1": with_size.encode(), "2.0": fix.encode()}, META, ["Box.grow"])
+    assert narrowed.patch is not None and narrowed.refusal == ""
+
+
+EXCEPT = "def f(a):\n    import os\n    try:\n        pass\n    except E as e:\n        return e, os\n"
+WALRUS = "def f(a):\n    if (n := a):\n        return n\n    return f(a - 1)\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        pytest.param("def f(a):\n    return a\n", set(), id="parameters"),
+        pytest.param("def f(a):\n    b = g(a)\n    return len(b)\n", {"g"}, id="locals-and-builtins"),
+        pytest.param("def f(a):\n    return [h(x) for x in a if x]\n", {"h"}, id="comprehension"),
+        pytest.param("def f(a):\n    def inner(b):\n        return a + b + k\n    return inner\n", {"k"}, id="closure"),
+        pytest.param("def f():\n    global G\n    G = 1\n    return G + H\n", {"G", "H"}, id="global"),
+        pytest.param("@deco(D)\ndef f(a: T = V) -> R:\n    return a\n", {"deco", "D", "T", "V", "R"}, id="decorators"),
+        pytest.param("def f(self):\n    return super().f() + __name__\n", set(), id="super-and-module-dunders"),
+        pytest.param(EXCEPT, {"E"}, id="imports-and-except"),
+        pytest.param("def f(a):\n    return (lambda t: t + q)(a)\n", {"q"}, id="lambda"),
+        pytest.param(WALRUS, {"f"}, id="walrus-and-recursion"),
+    ],
+)
+def test_the_names_a_fixed_function_reads_from_its_module(text: str, names: set[str]) -> None:
+    assert authoring.free_names(text) == names
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["plain", 'a "quoted" \\ back', "new\nline\ttab", "é ü — 漢字", "\x00\x1f\x7f", "emoji 😀"],
+)
+def test_toml_strings_read_back_as_written(value: str) -> None:
+    assert tomllib.loads(f"key = {authoring.toml_string(value)}\n")["key"] == value
+
+
+def test_the_new_subcommand_costs_the_other_commands_no_heavy_import() -> None:
+    code = (
+        "import sys, hfpatch.cli\n"
+        "before = set(sys.modules)\n"
+        "hfpatch.cli.build_parser()\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.split())
+    assert "hfpatch.authoring" in loaded
+    heavy = {"libcst", "packaging", "tempfile", "difflib", "zipfile", "concurrent", "subprocess", "hfpatch.wheels"}
+    assert not {name for name in loaded if name in heavy or name.split(".")[0] in heavy}

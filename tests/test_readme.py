@@ -1,0 +1,104 @@
+"""The README's snippets that users copy run as written: the first command, the Dockerfile, the CI lines.
+
+These install transformers from the package index into fresh venvs, so they run in their own nox session
+(`nox -s readme`), marked `readme`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+pytestmark = pytest.mark.readme
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```$", README, flags=re.MULTILINE | re.DOTALL)
+
+
+def _run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=900, check=False
+    )
+
+
+def _checkout(where: Path) -> Path:
+    """The repository as a clone has it: the files git tracks (and new ones it does not ignore)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    for relative in listed:
+        source = ROOT / relative
+        if source.is_file():
+            (where / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, where / relative)
+    return where
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("VIRTUAL_ENV", "PYTHON", "HFPATCH"))}
+    env.update(extra)
+    return env
+
+
+def test_the_first_command_installs_applies_and_proves_the_fix(tmp_path: Path) -> None:
+    (first, _tests) = _blocks("sh")[0].strip().splitlines()[:2]
+    assert first.startswith("python3 -m venv /tmp/hfpatch-demo") and first.endswith("verify"), first
+    command = first.replace("/tmp/hfpatch-demo", str(tmp_path / "demo"))
+    done = _run(command, _checkout(tmp_path / "clone"), _clean_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "transformers-46618: patched:" in done.stdout
+    assert "transformers-46618: verified:" in done.stdout
+
+
+def test_the_dockerfile_builds(tmp_path: Path) -> None:
+    """Each RUN step in a fresh venv standing for the image's Python, the COPY emulated from a clone."""
+    (dockerfile,) = _blocks("dockerfile")
+    image = tmp_path / "image"
+    subprocess.run([sys.executable, "-m", "venv", str(image / "python")], check=True, timeout=300)
+    env = _clean_env(PATH=f"{image / 'python' / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    context = _checkout(tmp_path / "context")
+    runs = 0
+    for line in dockerfile.splitlines():
+        instruction, _, argument = line.partition(" ")
+        argument = argument.replace("/opt/", f"{image}/opt/")
+        if instruction == "COPY":
+            source, destination = argument.split()
+            shutil.copytree(context / source, Path(destination), dirs_exist_ok=True)
+        elif instruction == "RUN":
+            done = _run(argument, image, env)
+            assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
+            runs += 1
+        else:
+            assert instruction in ("FROM", "") or instruction.startswith("#"), line
+    assert runs >= 2
+    check = _run("hfpatch check", image, env)
+    assert check.returncode == 0 and "transformers-46618: applied:" in check.stdout, check.stdout + check.stderr
+
+
+def test_the_ci_lines_run_and_say_what_they_promise(tmp_path: Path) -> None:
+    """The CI block: every line runs; its comments promise an exit code, which is what it gives after an apply."""
+    (ci,) = [block for block in _blocks("sh") if "hfpatch check --json" in block]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    env = _clean_env(PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    context = _checkout(tmp_path / "clone")
+    done = _run(f"pip install -q '{context}' transformers==5.12.1 && hfpatch apply", tmp_path, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for line in ci.strip().splitlines():
+        command = line.split("#")[0].strip()
+        done = _run(command, tmp_path, env)
+        assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"

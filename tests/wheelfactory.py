@@ -1,0 +1,146 @@
+"""Real wheels of a made-up distribution, `madeup`, whose releases have every case `hfpatch new` must tell apart.
+
+    madeup/core.py     total(items) fails on None until 2.0, whose fix calls a new helper, _clean:
+                         0.7, 0.8  no total (0.8 is where the walk back stops; 0.7 is never read by default)
+                         0.9       total(items, start, strict=False): another signature
+                         1.0, 1.1  form A (1.1's file differs elsewhere: its docstring)
+                         1.2       form B; patched with _clean inserted, it is the 2.0 file byte for byte
+                         2.0       the fix (and 2.0.1, the same file); 2.1 the fix in a file that differs elsewhere
+                         2.2rc1    a pre-release that rewrote total again
+    madeup/basket.py   Basket.add ignores the limit until 2.0, whose fix reads self.limit:
+                         0.9       a Basket that has no limit; 1.0 to 1.2 the buggy add; 2.0 on the fix
+                         0.7, 0.8  no basket.py
+
+Each wheel is a zip with madeup-<v>.dist-info/{METADATA,WHEEL,RECORD} and RECORD digests, as pip builds them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+
+NAME = "madeup"
+CORE = "madeup/core.py"
+BASKET = "madeup/basket.py"
+
+_HEAD = '"""madeup.core: sums of things."""\n\nDEFAULT = 0\n\n\n'
+_HEAD_11 = '"""madeup.core: sums of things, and counts."""\n\nDEFAULT = 0\n\n\n'
+_HEAD_21 = '"""madeup.core: sums of things (2.1)."""\n\nDEFAULT = 0\n\n\n'
+
+COUNT = "def count(items):\n    return len(items)\n"
+TOTAL_OTHER_SIGNATURE = (
+    "def total(items, start, strict=False):\n"
+    "    result = start\n"
+    "    for item in items:\n"
+    "        result += item\n"
+    "    return result\n"
+)
+TOTAL_A = "def total(items):\n    result = DEFAULT\n    for item in items:\n        result += item\n    return result\n"
+TOTAL_B = 'def total(items):\n    """Add the items up."""\n    return sum(items, DEFAULT)\n'
+CLEAN = "def _clean(items):\n    return [item for item in items if item is not None]\n"
+TOTAL_FIX = (
+    'def total(items):\n    """Add the items up; None counts as nothing."""\n    return sum(_clean(items), DEFAULT)\n'
+)
+TOTAL_RC = 'def total(items):\n    """Add the items up, skipping None."""\n    return sum(_clean(items), DEFAULT) + 0\n'
+MEAN = "def mean(items):\n    return total(items) / max(1, count(items))\n"
+
+
+def _join(*parts: str) -> str:
+    return "\n\n".join(parts)
+
+
+CORE_TEXTS = {
+    "0.7": _HEAD + "VERSION = (0, 7)\n",
+    "0.8": _HEAD + COUNT,
+    "0.9": _HEAD + _join(TOTAL_OTHER_SIGNATURE, COUNT),
+    "1.0": _HEAD + _join(TOTAL_A, COUNT),
+    "1.1": _HEAD_11 + _join(TOTAL_A, COUNT),
+    "1.2": _HEAD + _join(TOTAL_B, COUNT),
+    "2.0": _HEAD + _join(CLEAN, TOTAL_FIX, COUNT),
+    "2.0.1": _HEAD + _join(CLEAN, TOTAL_FIX, COUNT),
+    "2.1": _HEAD_21 + _join(CLEAN, TOTAL_FIX, COUNT, MEAN),
+    "2.2rc1": _HEAD + _join(CLEAN, TOTAL_RC, COUNT),
+}
+
+_BASKET_HEAD = '"""madeup.basket: a basket that holds a few things."""\n\n\n'
+ADD_NO_LIMIT = "    def add(self, item):\n        self.items = [*self.items, item]\n"
+ADD_BUGGY = "    def add(self, item):\n        self.items.append(item)\n"
+ADD_FIX = (
+    "    def add(self, item):\n"
+    "        if len(self.items) >= self.limit:\n"
+    '            raise OverflowError("the basket is full")\n'
+    "        self.items.append(item)\n"
+)
+_BASKET_NO_LIMIT = "class Basket:\n    def __init__(self):\n        self.items = []\n\n"
+_BASKET_LIMIT = (
+    "class Basket:\n    def __init__(self, limit=3):\n        self.items = []\n        self.limit = limit\n\n"
+)
+
+BASKET_TEXTS = {
+    "0.9": _BASKET_HEAD + _BASKET_NO_LIMIT + ADD_NO_LIMIT,
+    **{release: _BASKET_HEAD + _BASKET_LIMIT + ADD_BUGGY for release in ("1.0", "1.1", "1.2")},
+    **{release: _BASKET_HEAD + _BASKET_LIMIT + ADD_FIX for release in ("2.0", "2.0.1", "2.1", "2.2rc1")},
+}
+
+RELEASES = tuple(CORE_TEXTS)
+
+
+def record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
+    return f"sha256={digest}"
+
+
+def release_files(version: str) -> dict[str, bytes]:
+    files = {"madeup/__init__.py": f'"""madeup."""\n\n__version__ = "{version}"\n'.encode()}
+    files[CORE] = CORE_TEXTS[version].encode("utf-8")
+    if version in BASKET_TEXTS:
+        files[BASKET] = BASKET_TEXTS[version].encode("utf-8")
+    return files
+
+
+def write_wheel(
+    directory: Path,
+    version: str,
+    files: Mapping[str, bytes],
+    *,
+    name: str = NAME,
+    record: Mapping[str, bytes] | None = None,
+) -> Path:
+    """A wheel holding `files`; `record` (default: `files`) is what its RECORD lists digests of."""
+    dist_info = f"{name}-{version}.dist-info"
+    metadata = {
+        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n".encode(),
+        f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: wheelfactory\nRoot-Is-Purelib: true\n"
+        b"Tag: py3-none-any\n",
+    }
+    listed = {**(files if record is None else record), **metadata}
+    rows = [f"{path},{record_hash(data)},{len(data)}" for path, data in listed.items()]
+    rows.append(f"{dist_info}/RECORD,,")
+    path = directory / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+        for member, data in {**files, **metadata}.items():
+            archive.writestr(member, data)
+        archive.writestr(f"{dist_info}/RECORD", "\n".join(rows) + "\n")
+    return path
+
+
+def build(directory: Path, releases: tuple[str, ...] = RELEASES) -> dict[str, Path]:
+    """Every release's wheel in `directory` (a --find-links directory)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    return {version: write_wheel(directory, version, release_files(version)) for version in releases}
+
+
+def flip_byte(path: Path, member: str) -> None:
+    """Damage one byte of a stored member in place: its CRC no longer matches, as after a bad download."""
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(member)
+    data = bytearray(path.read_bytes())
+    # The local header is 30 bytes plus the name and the extra field; the data follows.
+    name_length = int.from_bytes(data[info.header_offset + 26 : info.header_offset + 28], "little")
+    extra_length = int.from_bytes(data[info.header_offset + 28 : info.header_offset + 30], "little")
+    start = info.header_offset + 30 + name_length + extra_length
+    data[start] ^= 0x01
+    path.write_bytes(bytes(data))
