@@ -132,7 +132,7 @@ def render_text(results: Sequence[EnvironmentResult], show_diff: bool, out: Text
 
 def _label(outcome: engine.Outcome) -> str:
     """The condition where nothing was done, else what was done: one word that the sentence does not repeat."""
-    if outcome.action in ("checked", "nothing-to-do", "already-applied", "nothing-to-verify"):
+    if outcome.action in ("checked", "nothing-to-do", "already-applied", "nothing-to-verify", "not-needed"):
         return outcome.condition.value
     return outcome.action
 
@@ -209,8 +209,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="hfpatch",
-        description="Backport upstream fixes into an installed package (transformers and others), on disk, with a "
-        "byte-exact backup and a state to revert from.",
+        description="Backport upstream fixes into an installed package (transformers and others), on disk,\n"
+        "with a byte-exact backup and a state to revert from.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

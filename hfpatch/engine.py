@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hfpatch import executor, files, state
 from hfpatch.catalog import Patch
 from hfpatch.diagnosis import Condition, Diagnosis, diagnose
 from hfpatch.environment import Installation, Python
 from hfpatch.errors import ExitCode, HfpatchError
 from hfpatch.facts import Facts, gather
-from hfpatch.plan import Action, Command, Options, Plan, plan
+from hfpatch.plan import Action, Command, Options, Plan, Step, plan
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,9 @@ def run(command: Command, patch: Patch, python: Python, installation: Installati
         facts, diagnosis, decided = decide(command, patch, python, installation, options)
         if not decided.steps:
             return outcome(facts, diagnosis, decided)
-        # Only a plan that writes needs the executor, and with it libcst: 150 ms that `check` never pays.
-        from hfpatch import executor
-
         if options.dry_run:
-            return executor.preview(facts, diagnosis, decided)
-        return executor.perform(command, facts, decided, options)
+            return _preview(facts, diagnosis, decided)
+        return _perform(command, facts, decided, options)
     except HfpatchError as error:
         condition = Condition.ERROR if diagnosis is None else diagnosis.condition
         notes = () if diagnosis is None else diagnosis.notes
@@ -73,3 +71,50 @@ def outcome(facts: Facts, diagnosis: Diagnosis, decided: Plan, notes: tuple[str,
         decided.message,
         (*diagnosis.notes, *notes),
     )
+
+
+def _perform(command: Command, facts: Facts, decided: Plan, options: Options) -> Outcome:
+    """Take the environment's lock, read and decide again under it, and carry out what that decision says."""
+    installation = facts.installation
+    if installation is None:  # only hfpatch's state of an uninstalled package: each root has its own lock
+        return outcome(facts, diagnose(facts, options.suggest), decided, executor.execute(decided, facts))
+    with files.locked(state.lock_file(installation.root), executor.LOCK_TIMEOUT):
+        facts, _, decided = decide(command, facts.patch, facts.python, installation, options)
+        notes = executor.execute(decided, facts)
+        # What the environment holds now (the file's digest, the state, the condition), as `check` would say it.
+        after = gather(facts.patch, facts.python, installation)
+        return outcome(after, diagnose(after, options.suggest), decided, notes)
+
+
+# A dry run's action and sentence, by what the plan would do.
+_PREVIEW = {
+    Action.PATCHED: ("would-apply", "would patch {file}"),
+    Action.COMPLETED: ("would-apply", "would finish the interrupted apply on {file}"),
+    Action.REFRESHED: ("would-refresh-bytecode", "would rebuild the stale bytecode of {file}"),
+    Action.REVERTED: ("would-revert", "would restore the original {file}"),
+    Action.CLEARED: ("would-clear-stale", "would clear hfpatch's stale state of {patch}"),
+    Action.NOTHING: ("would-clear-stale", "would remove the backup an interrupted apply left behind for {patch}"),
+}
+
+
+def _preview(facts: Facts, diagnosis: Diagnosis, decided: Plan) -> Outcome:
+    """A dry run: what the plan would write, as a unified diff where it changes the file; nothing is written."""
+    after = None
+    if Step.PATCH in decided.steps:
+        after = executor.original_and_patched(facts)[1]
+    elif Step.RESTORE in decided.steps:
+        after = executor.original_and_patched(facts)[0]
+    diff = ""
+    if after is not None and facts.source is not None and after != facts.source:
+        diff = unified_diff(facts.source, after, facts.patch.file)
+    action, sentence = _PREVIEW.get(decided.action, (decided.action.value, decided.message))
+    message = sentence.format(file=facts.file, patch=facts.patch.id)
+    return Outcome(facts.patch, facts, diagnosis.condition, action, decided.exit_code, message, diagnosis.notes, diff)
+
+
+def unified_diff(before: bytes, after: bytes, path: str) -> str:
+    import difflib  # dry runs only
+
+    old = before.decode("utf-8", "replace").splitlines(keepends=True)
+    new = after.decode("utf-8", "replace").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"))

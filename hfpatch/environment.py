@@ -136,8 +136,7 @@ def _why_not_python(executable: str) -> str:
         return str(error)
     match = re.fullmatch(r"hfpatch-python (\d+)\.(\d+)", answer.stdout.strip())
     if match is None:
-        said = _last_line(answer.stdout + answer.stderr)
-        return f"{executable} does not answer as a Python interpreter does (it said: {said!r})."
+        return f"{executable} does not answer as a Python interpreter does; give --python the path of one."
     version = (int(match[1]), int(match[2]))
     if version < OLDEST_PYTHON:
         oldest = ".".join(map(str, OLDEST_PYTHON))

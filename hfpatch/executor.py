@@ -15,13 +15,10 @@ from pathlib import Path
 
 import hfpatch
 from hfpatch import bytecode, files, state, wheelrecord
-from hfpatch.diagnosis import Diagnosis, diagnose
-from hfpatch.engine import Outcome, decide, outcome
 from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, StateError, TargetError
 from hfpatch.facts import Facts
-from hfpatch.plan import Action, Command, Options, Plan, Step
-from hfpatch.rewrite import patched, unified_diff
+from hfpatch.plan import Plan, Step
 
 LOCK_TIMEOUT = 120.0
 
@@ -36,6 +33,9 @@ def fault_point(step: str) -> None:
 
 def original_and_patched(facts: Facts) -> tuple[bytes, bytes]:
     """The original bytes (the file itself, or hfpatch's backup of it) and what the patch makes of them."""
+    # The rewrite needs libcst (0.2 s to import): only apply and dry runs load it, revert never does.
+    from hfpatch.rewrite import patched
+
     source, saved = facts.source, facts.state
     assert source is not None
     digest = hashlib.sha256(source).hexdigest()
@@ -44,46 +44,6 @@ def original_and_patched(facts: Facts) -> tuple[bytes, bytes]:
     if facts.backup is None:
         raise StateError(f"{facts.backup_error}; nothing was changed. Reinstall {facts.patch.distribution}.")
     return facts.backup, source if digest == saved.after_sha256 else patched(facts.backup, facts.patch)
-
-
-def perform(command: Command, facts: Facts, decided: Plan, options: Options) -> Outcome:
-    """Take the environment's lock, read and decide again under it, and carry out what that decision says."""
-    installation = facts.installation
-    if installation is None:  # only hfpatch's state of an uninstalled package: each root has its own lock
-        return outcome(facts, diagnose_again(facts, options), decided, execute(decided, facts))
-    with files.locked(state.lock_file(installation.root), LOCK_TIMEOUT):
-        facts, diagnosis, decided = decide(command, facts.patch, facts.python, installation, options)
-        return outcome(facts, diagnosis, decided, execute(decided, facts))
-
-
-def diagnose_again(facts: Facts, options: Options) -> Diagnosis:
-    return diagnose(facts, options.suggest)
-
-
-# A dry run's action and sentence, by what the plan would do.
-_PREVIEW = {
-    Action.PATCHED: ("would-apply", "would patch {file}"),
-    Action.COMPLETED: ("would-apply", "would finish the interrupted apply on {file}"),
-    Action.REFRESHED: ("would-refresh-bytecode", "would rebuild the stale bytecode of {file}"),
-    Action.REVERTED: ("would-revert", "would restore the original {file}"),
-    Action.CLEARED: ("would-clear-stale", "would clear hfpatch's stale state of {patch}"),
-    Action.NOTHING: ("would-clear-stale", "would remove the backup an interrupted apply left behind for {patch}"),
-}
-
-
-def preview(facts: Facts, diagnosis: Diagnosis, decided: Plan) -> Outcome:
-    """A dry run: what the plan would write, as a unified diff where it changes the file; nothing is written."""
-    after = None
-    if Step.PATCH in decided.steps:
-        after = original_and_patched(facts)[1]
-    elif Step.RESTORE in decided.steps:
-        after = original_and_patched(facts)[0]
-    diff = ""
-    if after is not None and facts.source is not None and after != facts.source:
-        diff = unified_diff(facts.source, after, facts.patch.file)
-    action, sentence = _PREVIEW.get(decided.action, (decided.action.value, decided.message))
-    message = sentence.format(file=facts.file, patch=facts.patch.id)
-    return Outcome(facts.patch, facts, diagnosis.condition, action, decided.exit_code, message, diagnosis.notes, diff)
 
 
 def execute(plan: Plan, facts: Facts) -> tuple[str, ...]:
@@ -98,6 +58,8 @@ def execute(plan: Plan, facts: Facts) -> tuple[str, ...]:
         installation = facts.installation
         assert installation is not None
         if step is Step.CLEAR_STATE:
+            if facts.state is not None and facts.state.version != installation.version:
+                notes.append(f"cleared hfpatch's stale state of {facts.state.distribution} {facts.state.version}")
             state.discard(installation.root, facts.patch.id)
             facts = replace(facts, state=None, backup=None)
         elif step is Step.PATCH:

@@ -41,7 +41,7 @@ def describe_os_error(error: OSError, path: Path, doing: str) -> HfpatchError:
     if not os.access(directory, os.W_OK):
         return NotWritable(
             f"cannot {doing} {path}: {directory} is read-only for its owner ({user}). Make it writable "
-            f"(`chmod -R u+w {directory.parent}`) or patch where the environment is built."
+            f"(`chmod u+w {directory}`) or patch where the environment is built."
         )
     return NotWritable(
         f"cannot {doing} {path}: permission denied although {user} owns {directory} and may write it "

@@ -81,7 +81,7 @@ def _apply(diagnosis: Diagnosis, facts: Facts) -> Plan:
         action = Action.ALREADY_APPLIED if condition is Condition.APPLIED else Action.NOTHING
         return Plan(action, ExitCode.OK, diagnosis.summary, clear)
     if facts.link:
-        return _refused(f"{facts.link}; hfpatch does not write through links: {diagnosis.advice or ''}".rstrip(": "))
+        return _refused(diagnosis.summary)  # the diagnosis names the link and what to do instead
     assert facts.file is not None and facts.source is not None
     if facts.state is None or diagnosis.stale_state:
         if condition is Condition.INCOMPLETE:  # fixed source, stale bytecode: nothing of hfpatch's to finish

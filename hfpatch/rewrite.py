@@ -150,11 +150,3 @@ def _custom_transform(patch: Patch) -> Transform | None:
     spec.loader.exec_module(module)
     transform: Transform = module.transform
     return transform
-
-
-def unified_diff(before: bytes, after: bytes, path: str) -> str:
-    import difflib  # dry runs only
-
-    old = before.decode("utf-8", "replace").splitlines(keepends=True)
-    new = after.decode("utf-8", "replace").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"))

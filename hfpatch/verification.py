@@ -27,6 +27,10 @@ def verify(patch: Patch, python: Python, installation: Installation | None, opti
     diagnosed = engine.diagnosed(patch, python, installation, options)
     if installation is None:
         return _with(diagnosed, "nothing-to-verify", ExitCode.OK, diagnosed.message)
+    if diagnosed.condition in (Condition.NOT_APPLICABLE, Condition.FIXED_UPSTREAM):
+        # The release does not carry the code the patch is for: nothing of hfpatch's to prove, and a probe of a
+        # later release can be slow (huggingface_hub 1.x retries a refused connection for most of a minute).
+        return _with(diagnosed, "not-needed", CHECK_EXIT[diagnosed.condition], diagnosed.message)
     if patch.probe is None:
         message = f"{patch.id} is checked by its digests only ({diagnosed.message})"
         return _with(diagnosed, "no-probe", CHECK_EXIT[diagnosed.condition], message)

@@ -76,8 +76,8 @@ MUTANTS = [
     Mutant(
         "no-lock",
         "writers are serialised by the environment's lock",
-        "hfpatch/executor.py",
-        "    with files.locked(state.lock_file(installation.root), LOCK_TIMEOUT):\n",
+        "hfpatch/engine.py",
+        "    with files.locked(state.lock_file(installation.root), executor.LOCK_TIMEOUT):\n",
         "    with contextlib.nullcontext():\n",
     ),
     Mutant(

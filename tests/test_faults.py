@@ -1,44 +1,39 @@
-"""hfpatch under attack: killed at every step, run many times at once, on read-only mounts, links and hard links.
+"""hfpatch under attack, on the toy distribution: killed at every step, run many at once, on a read-only mount,
+through links, shadowed on the path, and failing half-way through a write.
 
-Every run is a real process on a private copy of the installed release. After anything at all, the target holds
-exactly the original bytes or exactly the patched ones, a patched file has its backup, and the next plain
-`hfpatch apply` or `hfpatch revert` finishes the job without anyone cleaning up by hand.
+Every run is a real process acting on a real site. After anything at all the target holds exactly the original
+bytes or exactly the patched ones, a patched file has its backup, RECORD is one of its two known forms, and the
+next plain `hfpatch apply` (or `hfpatch revert`) finishes the job without anyone cleaning up by hand.
 """
 
 from __future__ import annotations
 
-import base64
-import errno
-import hashlib
+import contextlib
+import fcntl
 import importlib.util
 import json
 import os
 import py_compile
+import queue
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import (
-    PATCH_ID,
-    TARGET,
-    Completed,
-    Site,
-    condition_of,
-    hfpatch_command,
-    run_hfpatch,
-    start_hfpatch,
-    tree,
-)
-from releases import BUGGY, FORM_BY_RELEASE, UPSTREAM_FIXED_FILE_SHA256
+from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, Completed, ToySite, make_site, record_hash
 
-from hfpatch.analysis import patched
-from hfpatch.catalog import Patch
+KILLED = -signal.SIGKILL
+WAITING = "hfpatch: waiting for another hfpatch run to release"
+# Long enough for any run on a loaded machine; only a broken lock ever makes a test wait this long.
+LOCK_WAIT_BOUND = 60.0
 
 APPLY_FAULTS = [
     "apply:after-backup",
@@ -53,57 +48,107 @@ REVERT_FAULTS = [
     "revert:after-RECORD",
     "revert:after-bytecode",
 ]
-KILLED = -signal.SIGKILL
+
+
+# ------------------------------------------------------------------------------------------------------ helpers
+
+
+def tree(root: Path) -> dict[str, tuple[int, int, int, int, str]]:
+    """Every entry below root, links not followed: inode, mode, size, mtime and link text. Any write changes one."""
+    found = {}
+    for directory, names, file_names in os.walk(root):
+        for name in [*names, *file_names]:
+            path = Path(directory, name)
+            info = path.lstat()
+            link = str(path.readlink()) if path.is_symlink() else ""
+            found[str(path.relative_to(root))] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, link)
+    return found
+
+
+def label(done: Completed) -> str:
+    """What hfpatch printed for the patch: `  toypkg-1: <label>: <sentence>` -> <label>."""
+    lines = [line for line in done.out.splitlines() if line.startswith(f"  {PATCH_ID}: ")]
+    assert len(lines) == 1, done.out + done.err
+    return lines[0].split(": ")[1]
+
+
+def sentence(done: Completed) -> str:
+    lines = [line for line in done.out.splitlines() if line.startswith(f"  {PATCH_ID}: ")]
+    assert len(lines) == 1, done.out + done.err
+    return lines[0].split(": ", 2)[2]
+
+
+def succeeded(done: Completed) -> Completed:
+    assert done.code == 0, done.out + done.err
+    assert "Traceback" not in done.err, done.err
+    return done
 
 
 @dataclass(frozen=True)
 class Known:
-    """Everything an environment may hold at any instant: the original or the patched file, and their RECORDs."""
+    """Everything the site may hold at any instant: the original or the patched file, and their two RECORDs."""
 
-    site: Site
+    site: ToySite
     original: bytes
     patched: bytes
     record_before: bytes
     record_after: bytes
 
     @property
-    def backup(self) -> Path:
-        return self.site.state_dir / PATCH_ID / "original"
-
-    @property
-    def state(self) -> Path:
-        return self.site.state_dir / PATCH_ID / "state.json"
-
-    @property
     def pyc(self) -> Path:
         return Path(importlib.util.cache_from_source(str(self.site.file)))
 
 
+def with_record_line(record: bytes, data: bytes) -> bytes:
+    """RECORD as it must read once the target holds `data`: only the target's row differs."""
+    rows = record.decode("utf-8").splitlines(keepends=True)
+    row = f"{MODULE},{record_hash(data)},{len(data)}"
+    return "".join(row + "\n" if line.startswith(f"{MODULE},") else line for line in rows).encode("utf-8")
+
+
+def unchecked_bytecode(file: Path) -> None:
+    """An unchecked-hash .pyc: Python runs it without looking at the source, so hfpatch must rebuild it."""
+    py_compile.compile(str(file), doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+
+
+def known_site(where: Path) -> Known:
+    site = make_site(where)
+    unchecked_bytecode(site.file)
+    original, record = BUGGY_MODULE.encode(), site.record.read_bytes()
+    assert site.file.read_bytes() == original
+    patched = FIXED_MODULE.encode()
+    return Known(site, original, patched, record, with_record_line(record, patched))
+
+
 @pytest.fixture
-def known(buggy_site: Site, patch: Patch) -> Known:
-    """The buggy site, with unchecked-hash bytecode of the original: the kind Python runs without a look."""
-    site = buggy_site
-    original, record_before = site.file.read_bytes(), site.record.read_bytes()
-    new = patched(original, patch)
-    assert hashlib.sha256(new).hexdigest() == UPSTREAM_FIXED_FILE_SHA256
-    digest = base64.urlsafe_b64encode(hashlib.sha256(new).digest()).rstrip(b"=").decode()
-    lines = record_before.decode().splitlines(keepends=True)
-    after = [f"{TARGET},sha256={digest},{len(new)}\n" if line.startswith(f"{TARGET},") else line for line in lines]
-    py_compile.compile(str(site.file), doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
-    return Known(site, original, new, record_before, "".join(after).encode())
+def known(tmp_path: Path) -> Known:
+    return known_site(tmp_path)
 
 
-def assert_whole(known: Known) -> str:
-    """The environment is in a state a crash may leave: never a mix. Returns which file is in place."""
+def bytecode_of(known: Known) -> str | None:
+    """Whose source the cached bytecode was built from: "original", "patched", or None (no .pyc)."""
+    if not known.pyc.exists():
+        return None
+    source_hash = known.pyc.read_bytes()[8:16]
+    for name, data in (("original", known.original), ("patched", known.patched)):
+        if source_hash == importlib.util.source_hash(data):
+            return name
+    raise AssertionError(f"{known.pyc} was built from neither the original nor the patched source")
+
+
+def whole(known: Known) -> str:
+    """The site is in a state a crash may leave, never a mix; returns which file is in place."""
     site = known.site
     data = site.file.read_bytes()
     assert data in (known.original, known.patched), "the target holds neither the original nor the patched bytes"
-    assert site.record.read_bytes() in (known.record_before, known.record_after), "RECORD is half-written"
-    assert not [path for path in site.root.rglob("*.tmp") if ".hfpatch-" in path.name], "temporary files left"
-    if known.state.exists():
-        assert json.loads(known.state.read_text())["phase"] in {"applying", "applied", "reverting"}
+    assert site.record.read_bytes() in (known.record_before, known.record_after), "RECORD is neither known form"
+    leftovers = [path for path in site.root.rglob("*") if ".hfpatch-" in path.name]
+    assert not leftovers, f"temporary files left behind: {leftovers}"
+    if site.state.exists():
+        assert json.loads(site.state.read_text())["phase"] in {"applying", "applied", "reverting"}
     if data == known.patched:
-        assert known.backup.read_bytes() == known.original, "a patched file without its backup"
+        assert site.backup.exists(), "a patched file without its backup"
+        assert site.backup.read_bytes() == known.original, "the backup is not the original"
         return "patched"
     return "original"
 
@@ -112,120 +157,270 @@ def assert_applied(known: Known) -> None:
     site = known.site
     assert site.file.read_bytes() == known.patched
     assert site.record.read_bytes() == known.record_after
-    assert known.backup.read_bytes() == known.original
-    assert json.loads(known.state.read_text())["phase"] == "applied"
-    _assert_bytecode_runs(known, known.patched)
-    check = run_hfpatch("check", env=site.env())
-    assert (check.code, "applied") == (0, condition_of(check)), check.out + check.err
+    assert site.backup.read_bytes() == known.original
+    assert json.loads(site.state.read_text())["phase"] == "applied"
+    assert bytecode_of(known) in (None, "patched"), "stale bytecode of the original would run"
 
 
 def assert_reverted(known: Known) -> None:
     site = known.site
     assert site.file.read_bytes() == known.original
     assert site.record.read_bytes() == known.record_before
-    assert not (site.state_dir / PATCH_ID).exists(), "revert left hfpatch state behind"
-    _assert_bytecode_runs(known, known.original)
-    check = run_hfpatch("check", env=site.env())
-    assert (check.code, "needs-patch") == (1, condition_of(check)), check.out + check.err
+    assert not (site.state_dir / PATCH_ID).exists(), "hfpatch's state or backup is left behind"
+    assert bytecode_of(known) in (None, "original"), "stale bytecode of the patched file would run"
 
 
-def _assert_bytecode_runs(known: Known, source: bytes) -> None:
-    if known.pyc.exists():
-        assert known.pyc.read_bytes()[8:16] == importlib.util.source_hash(source), "stale bytecode would run"
-
-
-def _no_traceback(*runs: Completed) -> None:
-    for done in runs:
-        assert "Traceback" not in done.err, done.err
+def assert_checks(known: Known, code: int, condition: str) -> None:
+    check = known.site.run("check")
+    assert (check.code, label(check)) == (code, condition), check.out + check.err
 
 
 # ------------------------------------------------------------------------------------------------------ crashes
 
 
-@pytest.mark.parametrize("then", ["apply", "revert"])
-@pytest.mark.parametrize("fault", APPLY_FAULTS)
-def test_an_apply_killed_at_any_step_leaves_a_whole_file_and_converges(known: Known, fault: str, then: str) -> None:
-    env = known.site.env()
-    killed = run_hfpatch("apply", env=known.site.env(HFPATCH_FAULT=fault))
-    assert killed.code == KILLED, f"never reached {fault}: {killed.out}{killed.err}"
-    assert_whole(known)
-    check = run_hfpatch("check", env=env)
-    assert check.code == 1
-    assert condition_of(check) == ("needs-patch" if fault == "apply:after-backup" else "incomplete")
-    done = run_hfpatch(then, env=env)
-    _no_traceback(killed, check, done)
-    assert done.code == 0, done.err
-    if then == "apply":
-        assert_applied(known)
-        assert run_hfpatch("revert", env=env).code == 0
-    assert_reverted(known)
+@dataclass(frozen=True)
+class Fault:
+    """A fault point and exactly what a run killed there leaves: file, RECORD, state, bytecode and check's word."""
+
+    point: str
+    file: str
+    record: str
+    phase: str | None
+    bytecode: str
+    condition: str
+
+    @property
+    def command(self) -> str:
+        return self.point.split(":")[0]
 
 
-@pytest.mark.parametrize("then", ["revert", "apply"])
-@pytest.mark.parametrize("fault", REVERT_FAULTS)
-def test_a_revert_killed_at_any_step_leaves_a_whole_file_and_converges(known: Known, fault: str, then: str) -> None:
-    env = known.site.env()
-    assert run_hfpatch("apply", env=env).code == 0
-    killed = run_hfpatch("revert", env=known.site.env(HFPATCH_FAULT=fault))
-    assert killed.code == KILLED, f"never reached {fault}: {killed.out}{killed.err}"
-    assert_whole(known)
-    check = run_hfpatch("check", env=env)
-    assert (check.code, condition_of(check)) == (1, "incomplete")
-    done = run_hfpatch(then, env=env)
-    _no_traceback(killed, check, done)
-    assert done.code == 0, done.err
-    if then == "revert":
-        assert_reverted(known)
-        assert run_hfpatch("apply", env=env).code == 0
+FAULT_TABLE = [
+    Fault("apply:after-backup", "original", "before", None, "original", "needs-patch"),
+    Fault("apply:after-record-applying", "original", "before", "applying", "original", "incomplete"),
+    Fault("apply:after-write", "patched", "before", "applying", "original", "incomplete"),
+    Fault("apply:after-RECORD", "patched", "after", "applying", "original", "incomplete"),
+    Fault("apply:after-bytecode", "patched", "after", "applying", "patched", "incomplete"),
+    Fault("revert:after-record-reverting", "patched", "after", "reverting", "patched", "incomplete"),
+    Fault("revert:after-write", "original", "after", "reverting", "patched", "incomplete"),
+    Fault("revert:after-RECORD", "original", "before", "reverting", "patched", "incomplete"),
+    Fault("revert:after-bytecode", "original", "before", "reverting", "original", "incomplete"),
+]
+
+
+def test_the_fault_table_names_every_fault_point() -> None:
+    assert [fault.point for fault in FAULT_TABLE] == APPLY_FAULTS + REVERT_FAULTS
+
+
+def twin(known: Known, root: Path) -> Known:
+    """A byte-for-byte copy of the site as a killed run left it, so that apply and revert each converge from it."""
+    shutil.copytree(known.site.root, root, symlinks=True)
+    site = ToySite(root, known.site.catalog, known.site.version)
+    return Known(site, known.original, known.patched, known.record_before, known.record_after)
+
+
+@pytest.mark.parametrize("fault", [pytest.param(fault, id=fault.point) for fault in FAULT_TABLE])
+def test_a_run_killed_at_a_step_leaves_a_whole_file_and_plain_apply_or_revert_converges(
+    known: Known, fault: Fault, tmp_path: Path
+) -> None:
+    site = known.site
+    if fault.command == "revert":
+        succeeded(site.run("apply"))
+    killed = site.run(fault.command, HFPATCH_FAULT=fault.point)
+    assert killed.code == KILLED, f"never reached {fault.point}: {killed.out}{killed.err}"
+
+    assert whole(known) == fault.file
+    record = {"before": known.record_before, "after": known.record_after}[fault.record]
+    assert site.record.read_bytes() == record
+    phase = json.loads(site.state.read_text())["phase"] if site.state.exists() else None
+    assert phase == fault.phase
+    assert site.backup.read_bytes() == known.original  # every fault point comes after the backup
+    assert bytecode_of(known) == fault.bytecode
+    assert_checks(known, 1, fault.condition)
+
+    other = twin(known, tmp_path / "twin")
+    succeeded(site.run("apply"))
     assert_applied(known)
+    succeeded(other.site.run("revert"))
+    assert_reverted(other)
 
 
-def test_crash_after_crash_in_any_order_never_leaves_a_mix(known: Known) -> None:
-    """Runs killed one after the other at random steps, nobody finishing in between: still whole, still healable."""
+def test_crash_after_crash_at_random_steps_never_leaves_a_mix_and_apply_converges(known: Known) -> None:
+    """Runs killed one after another at random steps, nobody finishing in between: still whole, still healable."""
     rng = random.Random(46618)
-    env = known.site.env()
+    site = known.site
+    killed = set()
     for _ in range(16):
         command = rng.choice(["apply", "revert"])
         fault = rng.choice(APPLY_FAULTS if command == "apply" else REVERT_FAULTS)
-        done = run_hfpatch(command, env=known.site.env(HFPATCH_FAULT=fault))
-        assert done.code in (KILLED, 0), done.err
-        assert_whole(known)
-    assert run_hfpatch("apply", env=env).code == 0
+        done = site.run(command, HFPATCH_FAULT=fault)
+        # A run aimed at a fault point may find nothing to do before it gets there (revert of an unpatched site).
+        assert done.code in (KILLED, 0), f"{command} {fault}: {done.out}{done.err}"
+        if done.code == KILLED:
+            killed.add(command)
+        whole(known)
+    assert killed == {"apply", "revert"}, "the sequence must kill applies and reverts both"
+    succeeded(site.run("apply"))
     assert_applied(known)
-    assert run_hfpatch("revert", env=env).code == 0
-    assert_reverted(known)
+    assert_checks(known, 0, "applied")
+
+
+# ------------------------------------------------------------------------------------------------- rolling back
+
+
+def test_an_apply_that_fails_after_writing_the_file_puts_the_original_back(known: Known) -> None:
+    """RECORD is a directory: the file is already written when updating RECORD fails."""
+    site = known.site
+    site.record.unlink()
+    site.record.mkdir()
+    done = site.run("apply")
+    assert done.code == 2, done.out + done.err
+    assert str(site.record) in sentence(done)
+    assert "Traceback" not in done.err
+    assert site.file.read_bytes() == known.original
+    assert bytecode_of(known) in (None, "original")
+    assert not (site.state_dir / PATCH_ID).exists(), "a failed first apply left its state behind"
+
+    site.record.rmdir()
+    site.record.write_bytes(known.record_before)
+    succeeded(site.run("apply"))
+    assert_applied(known)
+
+
+def test_an_apply_that_fails_after_writing_file_and_record_puts_both_back_and_the_next_run_converges(
+    known: Known,
+) -> None:
+    """The cached .pyc is a directory: refreshing bytecode, after the file and RECORD are written, cannot remove it.
+
+    The rollback's own bytecode refresh fails the same way, so it keeps the state (phase "applying") for the next
+    run to converge from; file and RECORD are the originals all the same.
+    """
+    site = known.site
+    known.pyc.unlink()
+    known.pyc.mkdir()
+    done = site.run("apply")
+    assert done.code == 2, done.out + done.err
+    assert str(known.pyc) in sentence(done)
+    assert "Traceback" not in done.err
+    assert site.file.read_bytes() == known.original
+    assert site.record.read_bytes() == known.record_before
+    assert json.loads(site.state.read_text())["phase"] == "applying"
+    assert site.backup.read_bytes() == known.original
+    assert_checks(known, 1, "incomplete")
+
+    known.pyc.rmdir()
+    succeeded(site.run("apply"))
+    assert_applied(known)
 
 
 # -------------------------------------------------------------------------------------------------- concurrency
 
 
-def _run_together(known: Known, commands: list[tuple[str, str | None]]) -> list[tuple[str, str | None, Completed]]:
-    processes = [
-        (command, fault, start_hfpatch(command, env=known.site.env(**({"HFPATCH_FAULT": fault} if fault else {}))))
-        for command, fault in commands
+class Watched:
+    """hfpatch in the background, its stderr read line by line as it comes."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.seen: list[str] = []
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def wait_for(self, text: str) -> bool:
+        """True once stderr has a line with `text`; False when the run ends, or the bound passes, without one."""
+        deadline = time.monotonic() + LOCK_WAIT_BOUND
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return False
+            if line is None:
+                self._lines.put(None)
+                return False
+            self.seen.append(line)
+            if text in line:
+                return True
+
+    def finish(self) -> Completed:
+        assert self.process.stdout is not None
+        out = self.process.stdout.read()
+        code = self.process.wait(timeout=240)
+        self._reader.join(timeout=30)
+        while not self._lines.empty():
+            line = self._lines.get_nowait()
+            if line is not None:
+                self.seen.append(line)
+        return Completed(code, out, "".join(self.seen))
+
+
+@contextlib.contextmanager
+def watched(process: subprocess.Popen[str]) -> Iterator[Watched]:
+    """A background run that never outlives the test, whatever the test asserts."""
+    try:
+        yield Watched(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)
+
+
+def test_a_writer_waits_while_another_holds_the_lock_and_finishes_once_it_is_released(known: Known) -> None:
+    """The test itself holds the lock, so the interleaving is forced: hfpatch must find it held and wait."""
+    site = known.site
+    lock_file = site.state_dir / "lock"
+    site.state_dir.mkdir()
+    lock = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    before = tree(site.root)
+    with watched(site.start("apply")) as apply:
+        try:
+            waited = apply.wait_for(f"{WAITING} {lock_file}")
+            assert waited, (
+                f"hfpatch apply never said it waited for {lock_file}, which the test holds (it ended, or "
+                f"{LOCK_WAIT_BOUND:.0f} s passed); its stderr: {''.join(apply.seen)!r}"
+            )
+            assert tree(site.root) == before, "apply wrote while another run held the lock"
+        finally:
+            os.close(lock)
+        done = apply.finish()
+    succeeded(done)
+    assert label(done) == "patched"
+    assert_applied(known)
+
+
+def run_together(site: ToySite, runs: list[tuple[str, str | None]]) -> list[tuple[str, str | None, Completed]]:
+    started = [
+        (command, fault, site.start(command, **({"HFPATCH_FAULT": fault} if fault else {}))) for command, fault in runs
     ]
     finished = []
-    for command, fault, process in processes:
+    for command, fault, process in started:
         out, err = process.communicate(timeout=240)
         finished.append((command, fault, Completed(process.returncode, out, err)))
     return finished
 
 
 @pytest.mark.parametrize("start", ["original", "patched"])
-def test_many_applies_and_reverts_at_once_serialise_on_the_lock(known: Known, start: str) -> None:
-    env = known.site.env()
+def test_eight_applies_and_reverts_at_once_all_succeed_and_end_fully_in_one_state(known: Known, start: str) -> None:
+    site = known.site
     if start == "patched":
-        assert run_hfpatch("apply", env=env).code == 0
-    for command, _, done in _run_together(known, [("apply", None), ("revert", None)] * 4):
-        assert done.code == 0, f"{command}: {done.err}"
-        _no_traceback(done)
-    if assert_whole(known) == "patched":
+        succeeded(site.run("apply"))
+    for command, _, done in run_together(site, [("apply", None), ("revert", None)] * 4):
+        assert done.code == 0, f"{command}: {done.out}{done.err}"
+        assert "Traceback" not in done.err
+    if whole(known) == "patched":
         assert_applied(known)
+        assert_checks(known, 0, "applied")
     else:
         assert_reverted(known)
+        assert_checks(known, 1, "needs-patch")
 
 
-def test_runs_killed_among_concurrent_runs_block_nobody(known: Known) -> None:
+def test_runs_killed_among_concurrent_runs_block_nobody_and_apply_converges(known: Known) -> None:
     mix: list[tuple[str, str | None]] = [
         ("apply", "apply:after-write"),
         ("revert", None),
@@ -236,34 +431,18 @@ def test_runs_killed_among_concurrent_runs_block_nobody(known: Known) -> None:
         ("apply", "apply:after-RECORD"),
         ("apply", None),
     ]
-    for command, fault, done in _run_together(known, mix):
-        # A run aimed at a fault may find nothing to do before it reaches it; then it exits 0.
-        assert done.code in ((KILLED, 0) if fault else (0,)), f"{command} {fault}: {done.err}"
-        _no_traceback(done)
-    assert_whole(known)
-    env = known.site.env()
-    assert run_hfpatch("apply", env=env).code == 0
+    for command, fault, done in run_together(known.site, mix):
+        # A run aimed at a fault point may find nothing to do before it gets there; then it exits 0.
+        assert done.code in ((KILLED, 0) if fault else (0,)), f"{command} {fault}: {done.out}{done.err}"
+        assert "Traceback" not in done.err
+    whole(known)
+    succeeded(known.site.run("apply"))
     assert_applied(known)
-    assert run_hfpatch("revert", env=env).code == 0
-    assert_reverted(known)
-
-
-def test_runs_at_once_where_the_patch_is_not_needed_change_nothing(site: Site) -> None:
-    if FORM_BY_RELEASE[site.version] == BUGGY:
-        pytest.skip(f"transformers {site.version} needs the patch")
-    before = tree(site.root)
-    processes = [start_hfpatch(command, env=site.env()) for command in ["apply", "revert", "check", "apply"] * 2]
-    for process in processes:
-        _, err = process.communicate(timeout=120)
-        assert process.returncode == 0, err
-        assert "Traceback" not in err
-    assert tree(site.root) == before
-    assert not site.state_dir.exists()
+    assert_checks(known, 0, "applied")
 
 
 _HOLD_THE_LOCK = """
 import fcntl, os, sys, time
-os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)
 descriptor = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
 fcntl.flock(descriptor, fcntl.LOCK_EX)
 print("locked", flush=True)
@@ -271,25 +450,24 @@ time.sleep(600)
 """
 
 
-@pytest.mark.parametrize("command", ["apply", "revert"])
-def test_a_lock_whose_holder_was_killed_never_blocks_the_next_run(known: Known, command: str) -> None:
-    env = known.site.env()
-    if command == "revert":
-        assert run_hfpatch("apply", env=env).code == 0
-    lock = known.site.state_dir / "lock"
-    holder = subprocess.Popen([sys.executable, "-c", _HOLD_THE_LOCK, str(lock)], stdout=subprocess.PIPE, text=True)
+def test_a_run_waiting_for_a_lock_whose_holder_is_killed_proceeds(known: Known) -> None:
+    site = known.site
+    lock_file = site.state_dir / "lock"
+    site.state_dir.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_THE_LOCK, str(lock_file)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
-        waiting = start_hfpatch(command, env=env)
-        time.sleep(1.5)
-        assert waiting.poll() is None, "hfpatch did not wait for the lock"
-        assert_whole(known)
+        with watched(site.start("apply")) as apply:
+            assert apply.wait_for(WAITING), f"apply did not wait for the holder: {''.join(apply.seen)!r}"
+            holder.send_signal(signal.SIGKILL)
+            holder.wait(timeout=30)
+            done = apply.finish()
     finally:
-        holder.kill()
-        holder.wait()
-    _, err = waiting.communicate(timeout=30)
-    assert waiting.returncode == 0, err
-    (assert_applied if command == "apply" else assert_reverted)(known)
+        if holder.poll() is None:
+            holder.kill()
+        holder.wait(timeout=30)
+    succeeded(done)
+    assert_applied(known)
 
 
 # ----------------------------------------------------------------------------------------------------- read-only
@@ -298,165 +476,179 @@ def test_a_lock_whose_holder_was_killed_never_blocks_the_next_run(known: Known, 
 _READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" || exit 99; shift; exec "$@"'
 
 
-def _run_read_only(site: Site, *args: str) -> Completed:
-    """hfpatch in a private mount namespace where the site copy is a read-only bind mount, as in a container."""
-    command = ["unshare", "-m", "sh", "-c", _READ_ONLY, "sh", str(site.root), *hfpatch_command(*args)]
-    done = subprocess.run(
-        command, capture_output=True, text=True, env=site.env(), cwd=tempfile.gettempdir(), timeout=120, check=False
-    )
-    if done.returncode == 99:
-        pytest.skip(f"cannot make a read-only bind mount here: {done.stderr.strip()}")
-    return Completed(done.returncode, done.stdout, done.stderr)
-
-
 @pytest.fixture(scope="session")
 def read_only_mounts(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Skip unless this host lets us make a private read-only bind mount (root in a mount namespace)."""
     probe = tmp_path_factory.mktemp("read-only-probe")
     command = ["unshare", "-m", "sh", "-c", _READ_ONLY, "sh", str(probe), "touch", str(probe / "x")]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     except OSError as error:
-        pytest.skip(f"cannot run unshare: {error}")
+        pytest.skip(f"cannot run unshare to make a read-only bind mount: {error}")
     if done.returncode == 0 or "Read-only file system" not in done.stderr:
         pytest.skip(
             f"read-only bind mounts are not permitted here: {done.stderr.strip() or 'the mount stays writable'}"
         )
 
 
-def _says_read_only(done: Completed) -> None:
-    assert done.code == 2
-    assert "read-only" in done.err and "image build" in done.err, done.err
-    assert len(done.err.strip().splitlines()) == 1, done.err
-    _no_traceback(done)
+def run_read_only(site: ToySite, *args: str) -> Completed:
+    """hfpatch in a private mount namespace where the site is a read-only bind mount, as in a running container."""
+    command = ["unshare", "-m", "sh", "-c", _READ_ONLY, "sh", str(site.root), *site.command(*args)]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=site.env(), cwd=tempfile.gettempdir(), timeout=300, check=False
+    )
+    assert done.returncode != 99, f"the read-only bind mount failed: {done.stderr}"
+    return Completed(done.returncode, done.stdout, done.stderr)
+
+
+def assert_says_read_only(done: Completed) -> None:
+    assert done.code == 2, done.out + done.err
+    said = sentence(done)
+    assert "the filesystem is read-only" in said and "image build" in said, said
+    assert "Traceback" not in done.err
 
 
 @pytest.mark.usefixtures("read_only_mounts")
-def test_apply_on_a_read_only_environment_says_so_and_changes_nothing(known: Known) -> None:
+def test_on_a_read_only_filesystem_apply_refuses_and_check_and_verify_still_report(known: Known) -> None:
     site = known.site
     before = tree(site.root)
-    check = _run_read_only(site, "check")
-    assert (check.code, condition_of(check)) == (1, "needs-patch")
-    _says_read_only(_run_read_only(site, "apply"))
-    assert _run_read_only(site, "revert").code == 0
+    check = run_read_only(site, "check")
+    assert (check.code, label(check)) == (1, "needs-patch")
+    assert run_read_only(site, "verify").code == 1
+    assert_says_read_only(run_read_only(site, "apply"))
+    revert = run_read_only(site, "revert")  # hfpatch holds no state here: nothing to write, nothing refused
+    assert (revert.code, label(revert)) == (0, "needs-patch"), revert.out + revert.err
     assert tree(site.root) == before
     assert not site.state_dir.exists()
 
 
 @pytest.mark.usefixtures("read_only_mounts")
-def test_a_patched_environment_made_read_only_checks_green_and_refuses_revert(known: Known) -> None:
+def test_a_patched_site_made_read_only_checks_green_and_refuses_revert(known: Known) -> None:
     site = known.site
-    assert run_hfpatch("apply", env=site.env()).code == 0
+    succeeded(site.run("apply"))
     before = tree(site.root)
-    assert _run_read_only(site, "check").code == 0
-    assert _run_read_only(site, "apply").code == 0
-    _says_read_only(_run_read_only(site, "revert"))
+    assert run_read_only(site, "check").code == 0
+    assert run_read_only(site, "verify").code == 0
+    assert run_read_only(site, "apply").code == 0
+    assert_says_read_only(run_read_only(site, "revert"))
     assert tree(site.root) == before
 
 
 @pytest.mark.usefixtures("read_only_mounts")
-@pytest.mark.parametrize("fault", ["apply:after-write", "revert:after-write"])
-def test_an_interrupted_run_on_a_read_only_environment_is_left_for_the_image_build(known: Known, fault: str) -> None:
+def test_an_interrupted_apply_on_a_read_only_filesystem_is_left_for_the_image_build(known: Known) -> None:
     site = known.site
-    if fault.startswith("revert"):
-        assert run_hfpatch("apply", env=site.env()).code == 0
-    assert run_hfpatch(fault.split(":")[0], env=site.env(HFPATCH_FAULT=fault)).code == KILLED
+    assert site.run("apply", HFPATCH_FAULT="apply:after-write").code == KILLED
     before = tree(site.root)
-    assert _run_read_only(site, "check").code == 1
-    _says_read_only(_run_read_only(site, "apply"))
-    _says_read_only(_run_read_only(site, "revert"))
+    assert run_read_only(site, "check").code == 1
+    assert_says_read_only(run_read_only(site, "apply"))
+    assert_says_read_only(run_read_only(site, "revert"))
     assert tree(site.root) == before
-    assert run_hfpatch("apply", env=site.env()).code == 0
+    succeeded(site.run("apply"))
     assert_applied(known)
-
-
-@pytest.mark.usefixtures("read_only_mounts")
-def test_a_read_only_environment_that_needs_no_patch_passes(site: Site) -> None:
-    if FORM_BY_RELEASE[site.version] == BUGGY:
-        pytest.skip(f"transformers {site.version} needs the patch")
-    before = tree(site.root)
-    for command in ("check", "apply", "revert"):
-        done = _run_read_only(site, command)
-        assert done.code == 0, done.err
-    assert tree(site.root) == before
-
-
-def test_a_read_only_filesystem_is_reported_as_one(site: Site) -> None:
-    """The error path every read-only write takes, for hosts where the mount above is not permitted."""
-    from hfpatch.errors import ExitCode, ReadOnlyTarget
-    from hfpatch.files import describe_os_error
-
-    error = describe_os_error(OSError(errno.EROFS, os.strerror(errno.EROFS)), site.file, "write")
-    assert isinstance(error, ReadOnlyTarget)
-    assert error.exit_code is ExitCode.ERROR
-    assert "read-only" in str(error) and "image build" in str(error)
 
 
 # --------------------------------------------------------------------------------------------------------- links
 
 
-def test_other_hard_links_to_the_target_keep_their_bytes(known: Known, tmp_path: Path) -> None:
+Linker = Callable[[ToySite, Path], Path]
+
+
+def link_the_file(site: ToySite, elsewhere: Path) -> Path:
+    """site/toypkg/core.py -> elsewhere/core.py; returns where the link points."""
+    elsewhere.mkdir()
+    shutil.move(site.file, elsewhere / "core.py")
+    site.file.symlink_to(elsewhere / "core.py")
+    return elsewhere / "core.py"
+
+
+def link_the_package(site: ToySite, elsewhere: Path) -> Path:
+    """site/toypkg -> elsewhere/toypkg, as a linked (editable-style) install; returns where the link points."""
+    elsewhere.mkdir()
+    shutil.move(site.root / "toypkg", elsewhere / "toypkg")
+    (site.root / "toypkg").symlink_to(elsewhere / "toypkg")
+    return elsewhere / "toypkg"
+
+
+@pytest.mark.parametrize("link", [link_the_file, link_the_package], ids=["target-file", "package-directory"])
+def test_a_linked_target_is_refused_untouched_and_check_and_verify_say_why(
+    known: Known, tmp_path: Path, link: Linker
+) -> None:
+    site = known.site
+    target = link(site, tmp_path / "elsewhere")
+    before, elsewhere_before = tree(site.root), tree(tmp_path / "elsewhere")
+
+    apply = site.run("apply")
+    assert apply.code == 2, apply.out + apply.err
+    assert "symbolic link" in sentence(apply) and str(target) in sentence(apply), apply.out
+    assert not site.state_dir.exists(), "a refused apply created hfpatch's directory or lock"
+    assert tree(site.root) == before
+    assert tree(tmp_path / "elsewhere") == elsewhere_before
+
+    for command in ("check", "verify"):
+        done = site.run(command)
+        assert done.code == 1, done.out + done.err
+        assert "symbolic link" in sentence(done) and str(target) in sentence(done), done.out
+        assert "hfpatch apply" not in done.out, f"{command} suggests an apply that would refuse: {done.out}"
+    assert tree(site.root) == before
+
+
+def test_a_patched_target_replaced_by_a_link_is_not_reverted_through_it(known: Known, tmp_path: Path) -> None:
+    site = known.site
+    succeeded(site.run("apply"))
+    target = link_the_file(site, tmp_path / "elsewhere")
+    before = tree(site.root)
+    done = site.run("revert")
+    assert done.code == 2, done.out + done.err
+    assert "symbolic link" in sentence(done)
+    assert tree(site.root) == before
+    assert target.read_bytes() == known.patched
+
+
+def test_other_hard_links_to_the_target_and_record_keep_the_old_bytes(known: Known, tmp_path: Path) -> None:
     """uv and conda install by hard-linking from a shared cache: patching one environment must not patch them all."""
     site = known.site
     cache = tmp_path / "cache"
     cache.mkdir()
-    for name, path in (("module.py", site.file), ("RECORD", site.record)):
-        os.link(path, cache / name)
-    assert run_hfpatch("apply", env=site.env()).code == 0
+    os.link(site.file, cache / "core.py")
+    os.link(site.record, cache / "RECORD")
+    succeeded(site.run("apply"))
     assert_applied(known)
-    assert (cache / "module.py").read_bytes() == known.original
+    assert (cache / "core.py").read_bytes() == known.original
     assert (cache / "RECORD").read_bytes() == known.record_before
-    assert not site.file.samefile(cache / "module.py")
-    assert run_hfpatch("revert", env=site.env()).code == 0
-    assert_reverted(known)
-    assert (cache / "module.py").read_bytes() == known.original
+    assert not site.file.samefile(cache / "core.py")
+    assert not site.record.samefile(cache / "RECORD")
 
 
-def test_a_target_that_is_a_symbolic_link_is_refused(known: Known, tmp_path: Path) -> None:
-    site = known.site
-    elsewhere = tmp_path / "elsewhere.py"
-    elsewhere.write_bytes(known.original)
-    site.file.unlink()
-    site.file.symlink_to(elsewhere)
-    before = tree(site.root)
-    done = run_hfpatch("apply", env=site.env())
-    assert done.code == 2
-    assert "symbolic link" in done.err and str(elsewhere) in done.err
-    assert len(done.err.strip().splitlines()) == 1, done.err
-    _no_traceback(done)
-    assert tree(site.root) == before
-    assert elsewhere.read_bytes() == known.original
-    assert not site.state_dir.exists()
+# ------------------------------------------------------------------------------------------ what Python imports
 
 
-def test_a_package_directory_that_is_a_symbolic_link_is_refused(known: Known, tmp_path: Path) -> None:
-    """A linked install (site-packages/transformers -> a shared tree): writing would change the shared tree."""
-    import shutil
-
-    site = known.site
-    shared = tmp_path / "shared"
-    shutil.move(str(site.root / "transformers"), str(shared))
-    (site.root / "transformers").symlink_to(shared)
-    before, shared_before = tree(site.root), tree(shared)
-    done = run_hfpatch("apply", env=site.env())
-    assert done.code == 2
-    assert "symbolic link" in done.err and str(shared) in done.err
-    _no_traceback(done)
-    assert tree(site.root) == before
-    assert tree(shared) == shared_before
-    assert not site.state_dir.exists()
+def test_with_a_second_copy_on_the_path_only_the_imported_copy_is_patched_and_named(tmp_path: Path) -> None:
+    first, second = known_site(tmp_path / "first"), known_site(tmp_path / "second")
+    path = f"{first.site.root}{os.pathsep}{second.site.root}"
+    shadowed = tree(second.site.root)
+    done = succeeded(first.site.run("apply", PYTHONPATH=path))
+    assert str(first.site.file) in done.out
+    assert str(second.site.root) not in done.out
+    assert_applied(first)
+    assert tree(second.site.root) == shadowed
+    check = second.site.run("check")  # on its own, the shadowed copy still needs the patch
+    assert (check.code, label(check)) == (1, "needs-patch")
 
 
-def test_a_patched_target_replaced_by_a_symbolic_link_is_not_reverted_through_it(known: Known, tmp_path: Path) -> None:
-    site = known.site
-    assert run_hfpatch("apply", env=site.env()).code == 0
-    elsewhere = tmp_path / "elsewhere.py"
-    elsewhere.write_bytes(known.patched)
-    site.file.unlink()
-    site.file.symlink_to(elsewhere)
-    before = tree(site.root)
-    done = run_hfpatch("revert", env=site.env())
-    assert done.code == 2
-    assert "symbolic link" in done.err
-    _no_traceback(done)
-    assert tree(site.root) == before
-    assert elsewhere.read_bytes() == known.patched
+def test_stale_unchecked_bytecode_over_the_fixed_source_is_found_and_rebuilt(tmp_path: Path) -> None:
+    """2.0 has the fix in its source, but an unchecked-hash .pyc of the buggy text runs instead of it."""
+    site = make_site(tmp_path, version="2.0")
+    site.file.write_bytes(BUGGY_MODULE.encode())
+    unchecked_bytecode(site.file)
+    site.file.write_bytes(FIXED_MODULE.encode())
+    pyc = Path(importlib.util.cache_from_source(str(site.file)))
+
+    check = site.run("check")
+    assert (check.code, label(check)) == (1, "incomplete"), check.out + check.err
+    assert "bytecode" in sentence(check)
+    done = succeeded(site.run("apply"))
+    assert label(done) == "refreshed-bytecode"
+    assert pyc.read_bytes()[8:16] == importlib.util.source_hash(FIXED_MODULE.encode())
+    assert site.file.read_bytes() == FIXED_MODULE.encode()
+    check = site.run("check")
+    assert (check.code, label(check)) == (0, "fixed-upstream"), check.out + check.err

@@ -35,7 +35,7 @@ FIXED_GREET = (
     '        name = "world"\n'
     '    return GREETING + ", " + name + "!"\n'
 )
-_TAIL = '\n\nclass Greeter:\n    def shout(self, name):\n        return greet(name).upper()\n\n\nPID = os.getpid()\n'
+_TAIL = "\n\nclass Greeter:\n    def shout(self, name):\n        return greet(name).upper()\n\n\nPID = os.getpid()\n"
 
 BUGGY_MODULE = _HEAD + BUGGY_GREET + _TAIL
 FIXED_MODULE = _HEAD + FIXED_GREET + _TAIL

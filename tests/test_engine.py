@@ -1,0 +1,449 @@
+"""Every command end to end on the toy distribution: hfpatch as real processes acting on a site of real files.
+
+A few runs go through `cli.main` in process; they name the interpreter with --python so that the site, which only
+the environment's PYTHONPATH puts on the path, is what they act on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import marshal
+import py_compile
+import shutil
+import sys
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+import pytest
+from toy import (
+    BUGGY_GREET,
+    BUGGY_MODULE,
+    FIXED_GREET,
+    FIXED_MODULE,
+    MODULE,
+    PATCH_ID,
+    Completed,
+    ToySite,
+    make_site,
+    record_hash,
+    write_catalog,
+)
+
+import hfpatch
+from hfpatch import cli
+
+BUGGY, FIXED = BUGGY_MODULE.encode(), FIXED_MODULE.encode()
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int, int, int, str]]:
+    """Every entry below root, links not followed, by inode, mode, size, mtime and link text: a write changes one."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        link = str(path.readlink()) if path.is_symlink() else ""
+        found[str(path.relative_to(root))] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, link)
+    return found
+
+
+def result(done: Completed) -> tuple[str, str]:
+    """The label and sentence of the one result line, `  toypkg-1: <label>: <sentence>`, held to the output rules:
+    results go to stdout only, and the sentence does not say its label again."""
+    assert done.err == "", done.err
+    prefix = f"  {PATCH_ID}: "
+    (line,) = [line for line in done.out.splitlines() if line.startswith(prefix)]
+    label, sentence = line[len(prefix) :].split(": ", 1)
+    words = " ".join(word for word in sentence.lower().split() if "/" not in word)  # paths may hold any word
+    assert label not in words and label.replace("-", " ") not in words, line
+    return label, sentence
+
+
+def entry(done: Completed) -> dict[str, Any]:
+    """The patch's entry of the one JSON document on stdout (json.loads refuses anything around it)."""
+    assert done.err == "", done.err
+    document = json.loads(done.out)
+    assert document["schema"] == 2
+    (environment,) = document["environments"]
+    (found,) = environment["patches"]
+    assert isinstance(found, dict)
+    return found
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> ToySite:
+    return make_site(tmp_path)
+
+
+@pytest.fixture
+def applied(site: ToySite) -> ToySite:
+    done = site.run("apply")
+    assert done.code == 0, done.out + done.err
+    return site
+
+
+# ----------------------------------------------------------------------------------------------------- the bug
+
+
+def test_check_finds_the_bug_and_names_the_upstream_fix_and_its_release(site: ToySite) -> None:
+    before = snapshot(site.root)
+    done = site.run("check")
+    assert done.code == 1
+    label, sentence = result(done)
+    assert label == "needs-patch"
+    assert "example/toypkg#1" in sentence and "fixed in 2.0" in sentence
+    assert snapshot(site.root) == before
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o755, 0o600], ids=["0644", "0755", "0600"])
+def test_apply_makes_the_file_the_fixed_module_and_revert_the_original_both_keeping_its_mode(
+    site: ToySite, mode: int
+) -> None:
+    site.file.chmod(mode)
+    done = site.run("apply")
+    assert done.code == 0, done.out + done.err
+    assert result(done)[0] == "patched"
+    assert site.file.read_bytes() == FIXED
+    assert site.file.stat().st_mode & 0o7777 == mode
+    assert site.run("revert").code == 0
+    assert site.file.read_bytes() == BUGGY
+    assert site.file.stat().st_mode & 0o7777 == mode
+
+
+def test_apply_keeps_a_byte_exact_backup_and_a_state_of_what_it_did(applied: ToySite) -> None:
+    assert applied.backup.read_bytes() == BUGGY
+    saved = json.loads(applied.state.read_text(encoding="utf-8"))
+    assert saved["schema"] == 1
+    assert saved["phase"] == "applied"
+    assert saved["patch"] == PATCH_ID
+    assert (saved["before_sha256"], saved["after_sha256"]) == (sha256(BUGGY), sha256(FIXED))
+    assert (saved["distribution"], saved["version"], saved["dist_info"]) == ("toypkg", "1.0", "toypkg-1.0.dist-info")
+    assert saved["target"] == MODULE
+    assert saved["record_line_before"] == f"{MODULE},{record_hash(BUGGY)},{len(BUGGY)}"
+    assert saved["hfpatch_version"] == hfpatch.__version__
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
+def test_apply_changes_only_the_files_RECORD_line_and_revert_puts_RECORD_back_byte_for_byte(
+    tmp_path: Path, newline: str
+) -> None:
+    site = make_site(tmp_path, record_newline=newline)
+    before = site.record.read_bytes()
+    old_line = f"{MODULE},{record_hash(BUGGY)},{len(BUGGY)}{newline}".encode()
+    new_line = f"{MODULE},{record_hash(FIXED)},{len(FIXED)}{newline}".encode()
+    assert before.count(old_line) == 1
+    assert site.run("apply").code == 0
+    assert site.record.read_bytes() == before.replace(old_line, new_line)
+    done = site.run("revert")
+    assert done.code == 0, done.out + done.err
+    assert result(done)[0] == "reverted"
+    assert site.record.read_bytes() == before
+    assert site.file.read_bytes() == BUGGY
+    assert not (site.state_dir / PATCH_ID).exists()
+
+
+# ------------------------------------------------------------------------------------------------- idempotence
+
+
+def test_a_second_apply_says_applied_and_writes_nothing(applied: ToySite) -> None:
+    before = snapshot(applied.root)
+    done = applied.run("apply")
+    assert done.code == 0
+    assert result(done)[0] == "applied"
+    assert snapshot(applied.root) == before
+    check = applied.run("check")
+    assert (check.code, result(check)[0]) == (0, "applied")
+
+
+def test_a_second_revert_has_nothing_to_revert_and_writes_nothing(applied: ToySite) -> None:
+    assert applied.run("revert").code == 0
+    before = snapshot(applied.root)
+    done = applied.run("revert")
+    assert done.code == 0
+    assert "nothing to revert" in result(done)[1]
+    assert snapshot(applied.root) == before
+
+
+def test_verify_finds_the_bug_live_before_apply_and_the_fix_working_after(site: ToySite) -> None:
+    before = site.run("verify")
+    assert before.code == 1
+    label, sentence = result(before)
+    assert label == "verify-failed"
+    assert "TypeError" in sentence
+    assert site.run("apply").code == 0
+    after = site.run("verify")
+    assert (after.code, result(after)[0]) == (0, "verified")
+
+
+# ---------------------------------------------------------------------------------------------------- dry runs
+
+
+def _changed_lines(diff: str, sign: str) -> list[str]:
+    return [line[1:] for line in diff.splitlines() if line.startswith(sign) and not line.startswith(sign * 3)]
+
+
+def test_apply_dry_run_prints_the_diff_and_writes_nothing(site: ToySite) -> None:
+    before = snapshot(site.root)
+    done = site.run("apply", "--dry-run")
+    assert done.code == 0
+    assert result(done)[0] == "would-apply"
+    assert f"--- a/{MODULE}\n+++ b/{MODULE}\n" in done.out
+    added = [line for line in FIXED_GREET.splitlines() if line not in BUGGY_GREET.splitlines()]
+    assert (_changed_lines(done.out, "+"), _changed_lines(done.out, "-")) == (added, [])
+    assert snapshot(site.root) == before
+
+
+def test_revert_dry_run_prints_the_diff_back_and_writes_nothing(applied: ToySite) -> None:
+    before = snapshot(applied.root)
+    done = applied.run("revert", "--dry-run")
+    assert done.code == 0
+    assert result(done)[0] == "would-revert"
+    removed = [line for line in FIXED_GREET.splitlines() if line not in BUGGY_GREET.splitlines()]
+    assert (_changed_lines(done.out, "+"), _changed_lines(done.out, "-")) == ([], removed)
+    assert snapshot(applied.root) == before
+
+
+# --------------------------------------------------------------------------------------------- other releases
+
+
+def test_a_release_with_the_upstream_fix_is_left_alone_and_can_fail_as_obsolete(tmp_path: Path) -> None:
+    site = make_site(tmp_path, version="2.0")
+    before = snapshot(site.root)
+    check = site.run("check")
+    assert check.code == 0
+    label, sentence = result(check)
+    assert label == "fixed-upstream"
+    assert "obsolete" in sentence
+    obsolete = site.run("check", "--fail-on-obsolete")
+    assert (obsolete.code, result(obsolete)[0]) == (1, "fixed-upstream")
+    apply = site.run("apply")
+    assert apply.code == 0
+    assert snapshot(site.root) == before
+
+
+@pytest.mark.parametrize("command", ["apply", "revert"])
+def test_a_state_left_from_an_older_release_is_noted_and_cleared(tmp_path: Path, command: str) -> None:
+    old = make_site(tmp_path / "old")
+    assert old.run("apply").code == 0
+    upgraded = make_site(tmp_path / "new", version="2.0")
+    shutil.copytree(old.state_dir, upgraded.state_dir)
+    file, record = upgraded.file.read_bytes(), upgraded.record.read_bytes()
+    check = upgraded.run("check")
+    assert check.code == 0
+    assert "note: stale state: hfpatch patched toypkg 1.0, and 2.0 is installed now" in check.out
+    done = upgraded.run(command)
+    assert done.code == 0, done.out + done.err
+    result(done)
+    assert not (upgraded.state_dir / PATCH_ID).exists()
+    assert (upgraded.file.read_bytes(), upgraded.record.read_bytes()) == (file, record)
+    again = upgraded.run("check")
+    assert (again.code, "note:" in again.out) == (0, False)
+
+
+# ------------------------------------------------------------------------------------- changed behind its back
+
+
+def test_a_file_edited_after_apply_is_edited_for_every_command_and_only_force_reverts_it(site: ToySite) -> None:
+    record = site.record.read_bytes()
+    assert site.run("apply").code == 0
+    site.file.write_bytes(FIXED + b"# a local edit\n")
+    before = snapshot(site.root)
+    for command in ("apply", "check", "revert"):
+        found = entry(site.run(command, "--json"))
+        assert (found["condition"], found["exit_code"]) == ("edited", 2), command
+    refused = site.run("revert")
+    assert refused.code == 2
+    assert result(refused)[0] == "refused"
+    assert snapshot(site.root) == before
+    forced = site.run("revert", "--force")
+    assert forced.code == 0, forced.out + forced.err
+    assert site.file.read_bytes() == BUGGY
+    assert site.record.read_bytes() == record
+    assert not (site.state_dir / PATCH_ID).exists()
+
+
+def test_a_patch_dropped_by_a_reinstall_is_caught_and_applied_again(site: ToySite) -> None:
+    record = site.record.read_bytes()
+    assert site.run("apply").code == 0
+    site.file.write_bytes(BUGGY)  # what `pip install --force-reinstall` of the same release leaves
+    site.record.write_bytes(record)
+    check = site.run("check")
+    assert (check.code, result(check)[0]) == (1, "dropped")
+    apply = site.run("apply")
+    assert (apply.code, result(apply)[0]) == (0, "patched")
+    assert site.file.read_bytes() == FIXED
+    assert site.run("check").code == 0
+
+
+# ------------------------------------------------------------------------------------------------------ output
+
+
+OUTCOME_FIELDS = {
+    "id",
+    "upstream",
+    "url",
+    "fixed_in",
+    "distribution",
+    "condition",
+    "action",
+    "exit_code",
+    "message",
+    "notes",
+    "version",
+    "file",
+    "file_sha256",
+    "state",
+    "diff",
+}
+
+
+def test_json_is_one_document_with_every_field_of_the_outcome(site: ToySite) -> None:
+    done = site.run("check", "--json")
+    assert done.code == 1
+    document = json.loads(done.out)
+    assert (document["schema"], document["command"], document["exit_code"]) == (2, "check", 1)
+    assert document["hfpatch_version"] == hfpatch.__version__
+    found = entry(done)
+    assert set(found) == OUTCOME_FIELDS
+    assert (found["id"], found["condition"], found["action"], found["exit_code"]) == (
+        PATCH_ID,
+        "needs-patch",
+        "checked",
+        1,
+    )
+    assert (found["upstream"], found["fixed_in"], found["version"]) == ("example/toypkg#1", "2.0", "1.0")
+    assert (found["file"], found["file_sha256"], found["state"]) == (str(site.file), sha256(BUGGY), None)
+    applied = entry(site.run("apply", "--json"))
+    assert (applied["action"], applied["exit_code"]) == ("patched", 0)
+    after = entry(site.run("check", "--json"))
+    assert (after["condition"], after["file_sha256"], after["state"]["phase"]) == ("applied", sha256(FIXED), "applied")
+
+
+def test_advice_repeats_the_options_the_user_gave(site: ToySite) -> None:
+    done = site.run("check", python=sys.executable)
+    assert done.code == 1
+    assert f"`hfpatch apply --python {sys.executable} --patch {PATCH_ID}`" in result(done)[1]
+
+
+def test_list_prints_the_catalog_entry_and_exits_0_where_the_patch_is_needed(site: ToySite) -> None:
+    done = site.run("list")
+    assert done.code == 0
+    assert f"{PATCH_ID}: greet(None) fails\n" in done.out
+    assert "upstream example/toypkg#1 (https://example.invalid/toypkg/pull/1), fixed in toypkg 2.0" in done.out
+    assert result(done)[0] == "needs-patch"
+
+
+# ---------------------------------------------------------------------------------------------------- bytecode
+
+
+def _greet_constants(pyc: Path) -> tuple[object, ...]:
+    module = marshal.loads(pyc.read_bytes()[16:])
+    (greet,) = [const for const in module.co_consts if isinstance(const, CodeType) and const.co_name == "greet"]
+    return tuple(greet.co_consts)
+
+
+def test_apply_rebuilds_cached_bytecode_for_the_new_source_in_its_own_mode(site: ToySite) -> None:
+    cache, tag = site.file.parent / "__pycache__", sys.implementation.cache_tag
+    timestamp, unchecked = cache / f"core.{tag}.pyc", cache / f"core.{tag}.opt-1.pyc"
+    py_compile.compile(str(site.file), cfile=str(timestamp), doraise=True)
+    mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
+    py_compile.compile(str(site.file), cfile=str(unchecked), doraise=True, optimize=1, invalidation_mode=mode)
+    other = cache / "core.cpython-99.pyc"
+    shutil.copyfile(timestamp, other)
+    unrelated = cache / f"__init__.{tag}.pyc"
+    py_compile.compile(str(site.file.parent / "__init__.py"), cfile=str(unrelated), doraise=True)
+    untouched = unrelated.read_bytes()
+    assert "world" not in _greet_constants(timestamp)
+
+    assert site.run("apply").code == 0
+
+    header = timestamp.read_bytes()[:16]
+    assert header[:4] == importlib.util.MAGIC_NUMBER
+    assert int.from_bytes(header[4:8], "little") == 0  # still timestamp-based
+    assert int.from_bytes(header[8:12], "little") == int(site.file.stat().st_mtime) & 0xFFFFFFFF
+    assert int.from_bytes(header[12:16], "little") == len(FIXED)
+    assert "world" in _greet_constants(timestamp)
+    header = unchecked.read_bytes()[:16]
+    assert int.from_bytes(header[4:8], "little") == 0b01  # still hash-based, unchecked
+    assert header[8:16] == importlib.util.source_hash(FIXED)
+    assert "world" in _greet_constants(unchecked)
+    assert not other.exists()
+    assert unrelated.read_bytes() == untouched
+
+
+# --------------------------------------------------------------------------------------- odd catalogs and hosts
+
+
+def test_without_a_probe_verify_says_so_and_never_verified(site: ToySite) -> None:
+    shutil.rmtree(site.catalog)
+    write_catalog(site.catalog, with_probe=False)
+    before = site.run("verify")
+    assert before.code == 1
+    assert result(before)[0] == "no-probe"
+    assert site.run("apply").code == 0
+    after = site.run("verify")
+    assert after.code == 0
+    assert result(after)[0] == "no-probe"
+    assert "verified" not in after.out
+
+
+@pytest.mark.parametrize("command", ["apply", "verify", "check", "revert"])
+def test_an_environment_without_the_distribution_is_one_error_line_pointing_at_python(
+    tmp_path: Path, command: str
+) -> None:
+    site = make_site(tmp_path)
+    shutil.rmtree(site.file.parent)
+    shutil.rmtree(site.dist_info)
+    before = snapshot(tmp_path)
+    done = site.run(command)
+    assert done.code == 2
+    (line,) = done.err.splitlines()
+    assert line.startswith("hfpatch: error: ")
+    assert "point --python at the application's interpreter" in line
+    assert snapshot(tmp_path) == before
+
+
+def test_list_in_an_environment_without_the_distribution_exits_0(tmp_path: Path) -> None:
+    site = make_site(tmp_path)
+    shutil.rmtree(site.file.parent)
+    done = site.run("list")
+    assert (done.code, done.err) == (0, "")
+    assert result(done)[0] == "not-installed"
+
+
+# ------------------------------------------------------------------------------------------------- in process
+
+
+def in_process(
+    site: ToySite, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> Completed:
+    """cli.main in this process. The site is only on the path of processes started with its environment, so the
+    run names an interpreter with --python: hfpatch asks that one, as a subprocess, what it imports."""
+    for key, value in site.env().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("HFPATCH_FAULT", raising=False)
+    code = cli.main([*args, "--patch", PATCH_ID, "--python", sys.executable])
+    captured = capsys.readouterr()
+    return Completed(code, captured.out, captured.err)
+
+
+def test_main_in_process_acts_on_the_interpreter_given_with_python(
+    site: ToySite, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    check = in_process(site, monkeypatch, capsys, "check")
+    assert check.code == 1
+    assert f"(toypkg 1.0 at {site.file.parent})" in check.out.splitlines()[0]
+    assert result(check)[0] == "needs-patch"
+    apply = in_process(site, monkeypatch, capsys, "apply")
+    assert (apply.code, result(apply)[0]) == (0, "patched")
+    assert site.file.read_bytes() == FIXED
+    found = entry(in_process(site, monkeypatch, capsys, "check", "--json"))
+    assert (found["condition"], found["exit_code"], found["file"]) == ("applied", 0, str(site.file))
+    revert = in_process(site, monkeypatch, capsys, "revert")
+    assert (revert.code, result(revert)[0]) == (0, "reverted")
+    assert site.file.read_bytes() == BUGGY
