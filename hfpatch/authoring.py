@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
-import dataclasses
 import enum
 import hashlib
 import re
@@ -31,7 +30,7 @@ import symtable
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO
 
 from hfpatch import catalog, classify, definitions
 from hfpatch.catalog import Form, KnownFile, Patch, Target, Verdict
@@ -252,7 +251,7 @@ def author(
         directory=Path(meta.id),
     )
     known, notes = _known_files(draft, texts, outcomes)
-    patch = dataclasses.replace(draft, known_files=known)
+    patch = draft._replace(known_files=known)
     _check_entry(patch, texts, outcomes)
     notes += hints
     if patch.first_defined_in is None and releases and releases[0] in sources:
@@ -754,72 +753,6 @@ def render_toml(patch: Patch, header: Sequence[str] = ()) -> str:
 
 # ------------------------------------------------------------------------------------------------- the command
 
-EPILOG = """\
-which releases are read:
-  by default, --fixed-in, the newest release, and every release before --fixed-in
-  back to the first that defines a target (with the one before it, which shows
-  the targets absent). Pre-releases are left out, and pip never lists a yanked
-  release.
-  --since V       start at release V instead of walking back (narrow the range,
-                  or read past a release that lacks the targets)
-  --until V       also read every release after --fixed-in up to V (instead of
-                  only the newest)
-  --all-releases  also read every release after --fixed-in
-  --release V     also read release V (repeatable): a yanked release or a
-                  pre-release is read when named
-  --pre           count pre-releases as releases
-
-the entry has no probe: `hfpatch verify` says "no probe" until you add probe.py.
-
-exit codes:
-  0  the entry is written
-  2  nothing written: bad input, a release that cannot be read, no release that
-     needs the patch, or a release where the fix would use a name it lacks"""
-
-
-_Parser = TypeVar("_Parser", bound=argparse.ArgumentParser)
-
-
-def add_parser(commands: argparse._SubParsersAction[_Parser]) -> _Parser:
-    summary = "write a catalog entry for an upstream fix, from the wheels of the distribution's releases"
-    parser = commands.add_parser("new", help=summary, description=summary[0].upper() + summary[1:] + ".")
-    parser.epilog = EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument(
-        "patch_id", metavar="PATCH_ID", help="the entry's id and directory name, e.g. transformers-46618"
-    )
-    parser.add_argument(
-        "--target",
-        dest="targets",
-        action="append",
-        default=[],
-        required=True,
-        metavar="DIST:MODULE:QUALNAME",
-        help="a function or Class.method the fix changes, e.g. transformers:transformers.dynamic_module_utils:"
-        "_compute_local_source_files_hash (repeatable: one module of one distribution)",
-    )
-    parser.add_argument("--fixed-in", required=True, metavar="VERSION", help="the first release with the fix")
-    parser.add_argument("--catalog", required=True, metavar="DIR", help="the catalog to write DIR/PATCH_ID into")
-    parser.add_argument("--find-links", metavar="DIR", help="read only the wheels in DIR (no network, no pip)")
-    parser.add_argument(
-        "--cache",
-        metavar="DIR",
-        help="where wheels from the package index are kept (default: $XDG_CACHE_HOME/hfpatch/wheels or "
-        "~/.cache/hfpatch/wheels)",
-    )
-    parser.add_argument("--upstream", metavar="URL", help="the fix upstream (a pull request's URL)")
-    parser.add_argument("--title", metavar="TEXT", help="one line: what the bug is")
-    parser.add_argument("--since", metavar="VERSION", help="read releases from VERSION on (see below)")
-    parser.add_argument("--until", metavar="VERSION", help="read releases after --fixed-in up to VERSION")
-    parser.add_argument("--all-releases", action="store_true", help="read every release after --fixed-in")
-    parser.add_argument(
-        "--release", dest="releases", action="append", default=[], metavar="VERSION", help="also read this release"
-    )
-    parser.add_argument("--pre", action="store_true", help="count pre-releases")
-    parser.add_argument("--force", action="store_true", help="replace an existing DIR/PATCH_ID")
-    return parser
-
-
 _DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PULL = re.compile(r"https?://github\.com/([^/]+/[^/]+)/(?:pull|issues)/(\d+)/?")
@@ -1063,7 +996,7 @@ def write_entry(catalog_dir: Path, patch: Patch, header: Sequence[str], *, force
             (staged / fixed_path(target)).write_text(target.fixed_text + "\n", encoding="utf-8")
         (staged / "patch.toml").write_text(render_toml(patch, header), encoding="utf-8")
         loaded = catalog.load(staged)
-        if dataclasses.replace(loaded, directory=patch.directory) != patch:
+        if loaded._replace(directory=patch.directory) != patch:
             raise AuthoringError(f"the entry read back from {staged} differs from the one written (a bug).")
         if final.exists() or final.is_symlink():
             if not force:

@@ -8,14 +8,13 @@ interpreter are rebuilt in the mode they had.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from hfpatch import files
 
 
-@dataclass(frozen=True)
-class CachedBytecode:
+class CachedBytecode(NamedTuple):
     path: Path
     cache_tag: str
     optimize: int

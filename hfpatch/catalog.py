@@ -19,9 +19,8 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hfpatch.errors import CatalogError
 
@@ -45,8 +44,7 @@ class Verdict(enum.Enum):
     NOT_APPLICABLE = "not-applicable"
 
 
-@dataclass(frozen=True)
-class Form:
+class Form(NamedTuple):
     """One text a definition has had in real releases, known by the sha256 of its canonical text."""
 
     sha256: str
@@ -65,8 +63,7 @@ class Form:
         return f"{self.releases[0]} to {self.releases[-1]}"
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """A definition the patch replaces: a module-level function or a method (`Class.method`)."""
 
     name: str
@@ -88,8 +85,7 @@ class Target:
         return None
 
 
-@dataclass(frozen=True)
-class KnownFile:
+class KnownFile(NamedTuple):
     """A whole released file: recognised by digest without parsing it, and what the patch must make of it."""
 
     sha256: str
@@ -98,8 +94,7 @@ class KnownFile:
     patched_sha256: str | None = None
 
 
-@dataclass(frozen=True)
-class Patch:
+class Patch(NamedTuple):
     id: str
     title: str
     upstream: str

@@ -7,8 +7,7 @@ release at or after `fixed_in` is trusted as fixed, a target absent before `firs
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from hfpatch import definitions
 from hfpatch.catalog import Form, Patch, Target, Verdict
@@ -18,8 +17,7 @@ if TYPE_CHECKING:
     from packaging.version import Version
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """What one target is in the file: its verdict (None: not a form the catalog knows) and in words."""
 
     target: Target
@@ -28,8 +26,7 @@ class Finding:
     absent: bool = False
 
 
-@dataclass(frozen=True)
-class Identification:
+class Identification(NamedTuple):
     verdict: Verdict | None  # None: unrecognised code; hfpatch will not touch it
     detail: str
     findings: tuple[Finding, ...] = ()

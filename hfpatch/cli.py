@@ -12,7 +12,6 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import hfpatch
@@ -36,13 +35,15 @@ exit codes:
      read-only target, a bad --python, no catalog distribution installed, bad input"""
 
 
-@dataclass
 class EnvironmentResult:
-    requested: str | None
-    python: Python | None = None
-    installations: dict[str, Installation | None] = field(default_factory=dict)
-    outcomes: list[engine.Outcome] = field(default_factory=list)
-    error: str | None = None
+    """What every patch came to in one environment (filled in as the run goes)."""
+
+    def __init__(self, requested: str | None) -> None:
+        self.requested = requested
+        self.python: Python | None = None
+        self.installations: dict[str, Installation | None] = {}
+        self.outcomes: list[engine.Outcome] = []
+        self.error: str | None = None
 
     @property
     def exit_code(self) -> ExitCode:
@@ -189,7 +190,7 @@ def _outcome_json(outcome: engine.Outcome) -> dict[str, Any]:
         "version": None if installation is None else installation.version,
         "file": None if facts is None or facts.file is None else str(facts.file),
         "file_sha256": None if facts is None or facts.source is None else hashlib.sha256(facts.source).hexdigest(),
-        "state": None if facts is None or facts.state is None else facts.state.__dict__,
+        "state": None if facts is None or facts.state is None else facts.state._asdict(),
         "diff": outcome.diff,
     }
 
@@ -241,10 +242,70 @@ def build_parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="exit 1 where upstream already has the fix, so that a dead `hfpatch apply` gets removed",
             )
-    from hfpatch import authoring  # light to import: `new` loads what it needs when it runs
-
-    authoring.add_parser(commands)
+    _add_new_parser(commands)
     return parser
+
+
+NEW_EPILOG = """\
+which releases are read:
+  by default, --fixed-in, the newest release, and every release before --fixed-in
+  back to the first that defines a target (with the one before it, which shows
+  the targets absent). Pre-releases are left out, and pip never lists a yanked
+  release.
+  --since V       start at release V instead of walking back (narrow the range,
+                  or read past a release that lacks the targets)
+  --until V       also read every release after --fixed-in up to V (instead of
+                  only the newest)
+  --all-releases  also read every release after --fixed-in
+  --release V     also read release V (repeatable): a yanked release or a
+                  pre-release is read when named
+  --pre           count pre-releases as releases
+
+the entry has no probe: `hfpatch verify` says "no probe" until you add probe.py.
+
+exit codes:
+  0  the entry is written
+  2  nothing written: bad input, a release that cannot be read, no release that
+     needs the patch, or a release where the fix would use a name it lacks"""
+
+
+def _add_new_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
+    summary = "write a catalog entry for an upstream fix, from the wheels of the distribution's releases"
+    parser = commands.add_parser("new", help=summary, description=summary[0].upper() + summary[1:] + ".")
+    parser.epilog = NEW_EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument(
+        "patch_id", metavar="PATCH_ID", help="the entry's id and directory name, e.g. transformers-46618"
+    )
+    parser.add_argument(
+        "--target",
+        dest="targets",
+        action="append",
+        default=[],
+        required=True,
+        metavar="DIST:MODULE:QUALNAME",
+        help="a function or Class.method the fix changes, e.g. transformers:transformers.dynamic_module_utils:"
+        "_compute_local_source_files_hash (repeatable: one module of one distribution)",
+    )
+    parser.add_argument("--fixed-in", required=True, metavar="VERSION", help="the first release with the fix")
+    parser.add_argument("--catalog", required=True, metavar="DIR", help="the catalog to write DIR/PATCH_ID into")
+    parser.add_argument("--find-links", metavar="DIR", help="read only the wheels in DIR (no network, no pip)")
+    parser.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="where wheels from the package index are kept (default: $XDG_CACHE_HOME/hfpatch/wheels or "
+        "~/.cache/hfpatch/wheels)",
+    )
+    parser.add_argument("--upstream", metavar="URL", help="the fix upstream (a pull request's URL)")
+    parser.add_argument("--title", metavar="TEXT", help="one line: what the bug is")
+    parser.add_argument("--since", metavar="VERSION", help="read releases from VERSION on (see below)")
+    parser.add_argument("--until", metavar="VERSION", help="read releases after --fixed-in up to VERSION")
+    parser.add_argument("--all-releases", action="store_true", help="read every release after --fixed-in")
+    parser.add_argument(
+        "--release", dest="releases", action="append", default=[], metavar="VERSION", help="also read this release"
+    )
+    parser.add_argument("--pre", action="store_true", help="count pre-releases")
+    parser.add_argument("--force", action="store_true", help="replace an existing DIR/PATCH_ID")
 
 
 def _common_options(parser: argparse.ArgumentParser) -> None:
@@ -303,6 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(list(argv) if argv is not None else sys.argv[1:])
         if args.command == "new":
+            # Each command loads what it needs: `new` reads wheels and rewrites, which `check` never pays for.
             from hfpatch import authoring
 
             return authoring.run(args, sys.stdout)

@@ -12,16 +12,14 @@ import hashlib
 import io
 import re
 import tokenize
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from hfpatch.errors import UnexpectedCode
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
-@dataclass(frozen=True)
-class SourceFile:
+class SourceFile(NamedTuple):
     """A decoded Python file, split into lines as Python's tokenizer counts them (endings kept)."""
 
     encoding: str
@@ -37,8 +35,7 @@ class SourceFile:
         return first[len(first.rstrip("\r\n")) :]
 
 
-@dataclass(frozen=True)
-class Definition:
+class Definition(NamedTuple):
     """A function's place in a file: lines[start:end] hold it, decorators included."""
 
     name: str

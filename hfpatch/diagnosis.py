@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from hfpatch import classify, wheelrecord
 from hfpatch.catalog import Verdict
@@ -52,8 +52,7 @@ CHECK_EXIT = {
 NEEDS_WRITING = frozenset({Condition.NEEDS_PATCH, Condition.DROPPED, Condition.INCOMPLETE})
 
 
-@dataclass(frozen=True)
-class Diagnosis:
+class Diagnosis(NamedTuple):
     condition: Condition
     # What is, in one sentence that does not repeat the condition's name.
     finding: str
@@ -80,13 +79,13 @@ def diagnose(facts: Facts, suggest: Suggest = plain) -> Diagnosis:
             f"({python.prefix}): patching it patches the base interpreter and every venv made from it with "
             "--system-site-packages"
         )
-        diagnosis = replace(diagnosis, notes=(*diagnosis.notes, shared))
+        diagnosis = diagnosis._replace(notes=(*diagnosis.notes, shared))
     if facts.link and diagnosis.condition in NEEDS_WRITING:
         advice = (
             f"but {facts.link}, and hfpatch does not write through links: patch the tree the link points to "
             "(for an editable install, the source checkout), or install the package without links"
         )
-        return replace(diagnosis, advice=advice)
+        return diagnosis._replace(advice=advice)
     return diagnosis
 
 

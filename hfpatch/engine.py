@@ -7,7 +7,7 @@ looks the same from every command, in text and in JSON.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from hfpatch import executor, files, state
 from hfpatch.catalog import Patch
@@ -18,8 +18,7 @@ from hfpatch.facts import Facts, gather
 from hfpatch.plan import Action, Command, Options, Plan, Step, plan
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What a command found and did for one patch in one environment."""
 
     patch: Patch

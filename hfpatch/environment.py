@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hfpatch import introspect, wheelrecord
 from hfpatch.errors import TargetError
@@ -20,8 +19,7 @@ ANSWER_TIMEOUT = 120
 OLDEST_PYTHON = (3, 10)
 
 
-@dataclass(frozen=True)
-class Python:
+class Python(NamedTuple):
     """The interpreter hfpatch acts on: its own (in process), or one given with --python (run as a subprocess)."""
 
     executable: str
@@ -34,8 +32,7 @@ class Python:
     base_prefix: str = ""
 
 
-@dataclass(frozen=True)
-class Installation:
+class Installation(NamedTuple):
     """The copy of a distribution that a Python imports."""
 
     python: Python

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -61,7 +60,7 @@ def execute(plan: Plan, facts: Facts) -> tuple[str, ...]:
             if facts.state is not None and facts.state.version != installation.version:
                 notes.append(f"cleared hfpatch's stale state of {facts.state.distribution} {facts.state.version}")
             state.discard(installation.root, facts.patch.id)
-            facts = replace(facts, state=None, backup=None)
+            facts = facts._replace(state=None, backup=None)
         elif step is Step.PATCH:
             notes += _drive_to_patched(facts, installation)
         elif step is Step.RESTORE:
@@ -84,7 +83,7 @@ def _drive_to_patched(facts: Facts, installation: Installation) -> list[str]:
     elif facts.backup is None:
         state.save_backup(installation.root, patch.id, original)  # the file was the original: keep it again
     try:
-        state.save(installation.root, replace(saved, phase="applying"))
+        state.save(installation.root, saved._replace(phase="applying"))
         fault_point("apply:after-record-applying")
         if files.read_bytes(file) != new:
             files.write_atomically(file, new)
@@ -93,7 +92,7 @@ def _drive_to_patched(facts: Facts, installation: Installation) -> list[str]:
         fault_point("apply:after-RECORD")
         notes = refresh_bytecode(installation.python, file)
         fault_point("apply:after-bytecode")
-        state.save(installation.root, replace(saved, phase="applied"))
+        state.save(installation.root, saved._replace(phase="applied"))
     except HfpatchError:
         _roll_back(installation, facts, saved, original, fresh)
         raise
@@ -120,7 +119,7 @@ def _drive_to_original(facts: Facts, installation: Installation) -> list[str]:
     assert saved is not None and facts.source is not None
     original = facts.source if hashlib.sha256(facts.source).hexdigest() == saved.before_sha256 else facts.backup
     assert original is not None
-    state.save(installation.root, replace(saved, phase="reverting"))
+    state.save(installation.root, saved._replace(phase="reverting"))
     fault_point("revert:after-record-reverting")
     if files.read_bytes(file) != original:
         files.write_atomically(file, original)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from hfpatch import bytecode, files, state, wheelrecord
 from hfpatch.catalog import Patch
@@ -13,8 +13,7 @@ from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, StateError
 
 
-@dataclass(frozen=True)
-class Facts:
+class Facts(NamedTuple):
     patch: Patch
     python: Python
     installation: Installation | None
@@ -57,18 +56,18 @@ def gather(patch: Patch, python: Python, installation: Installation | None) -> F
     try:
         saved = state.load(root, patch.id)
     except StateError as error:
-        return replace(found, state_error=str(error))
+        return found._replace(state_error=str(error))
     backup, backup_error = _backup(root, saved)
     record = installation.record
     record_line = None if record is None else wheelrecord.read_line(record, patch.file)
-    found = replace(found, state=saved, backup=backup, backup_error=backup_error, record_line=record_line)
+    found = found._replace(state=saved, backup=backup, backup_error=backup_error, record_line=record_line)
     if not file.exists():
-        return replace(found, missing=True)
+        return found._replace(missing=True)
     try:
         source = files.read_bytes(file)
     except HfpatchError as error:
-        return replace(found, source_error=str(error))
-    return replace(found, source=source, stale_bytecode=_stale_bytecode(python, file, source))
+        return found._replace(source_error=str(error))
+    return found._replace(source=source, stale_bytecode=_stale_bytecode(python, file, source))
 
 
 def _link(root: Path, file: Path) -> str | None:

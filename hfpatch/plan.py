@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from hfpatch.diagnosis import CHECK_EXIT, NEEDS_WRITING, Condition, Diagnosis, Suggest, plain
 from hfpatch.errors import ExitCode
@@ -41,16 +41,14 @@ class Step(enum.Enum):
     REFRESH_BYTECODE = "refresh-bytecode"
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     dry_run: bool = False
     force: bool = False
     fail_on_obsolete: bool = False
     suggest: Suggest = plain
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     action: Action
     exit_code: ExitCode
     message: str

@@ -15,9 +15,8 @@ import contextlib
 import json
 import re
 import shutil
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hfpatch.errors import StateError
 from hfpatch.files import describe_os_error, make_directory, write_atomically
@@ -26,8 +25,7 @@ SCHEMA = 1
 STATE_DIR = ".hfpatch"
 
 
-@dataclass(frozen=True)
-class State:
+class State(NamedTuple):
     schema: int
     patch: str
     hfpatch_version: str
@@ -91,7 +89,7 @@ def parse(text: str, path: Path, patch_id: str) -> State:
             f"hfpatch's state {path} was written by a newer hfpatch ({data.get('hfpatch_version', 'unknown')}, "
             f"record schema {data['schema']}); upgrade hfpatch to act on this environment."
         )
-    names = {field.name for field in fields(State)}
+    names = set(State._fields)
     if set(data) != names or not _well_typed(data) or not _consistent(data, patch_id):
         raise corrupt
     return State(**data)
@@ -133,7 +131,7 @@ def _well_typed(data: dict[str, Any]) -> bool:
 def save(root: Path, record: State) -> None:
     make_directory(patch_dir(root, record.patch))
 
-    text = json.dumps(asdict(record), indent=2, sort_keys=True) + "\n"
+    text = json.dumps(record._asdict(), indent=2, sort_keys=True) + "\n"
     parse(text, state_path(root, record.patch), record.patch)  # never persist what could not be read back
     write_atomically(state_path(root, record.patch), text.encode("utf-8"), mode=0o644)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 from hfpatch import engine
@@ -48,7 +47,7 @@ def verify(patch: Patch, python: Python, installation: Installation | None, opti
 
 
 def _with(diagnosed: engine.Outcome, action: str, code: ExitCode, message: str) -> engine.Outcome:
-    return replace(diagnosed, action=action, exit_code=code, message=message)
+    return diagnosed._replace(action=action, exit_code=code, message=message)
 
 
 def _context(diagnosed: engine.Outcome) -> str:

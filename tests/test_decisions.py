@@ -82,7 +82,7 @@ def set_phase(world: World, phase: str) -> None:
     """Where a killed run stops: the state's phase says what it was doing (written as the executor writes it)."""
     saved = state.load(world.site.root, PATCH_ID)
     assert saved is not None
-    state.save(world.site.root, dataclasses.replace(saved, phase=phase))
+    state.save(world.site.root, saved._replace(phase=phase))
 
 
 def reinstall(world: World, version: str, module: str) -> World:
@@ -119,7 +119,7 @@ def not_installed_with_orphans(where: Path) -> World:
     world = applied(where)
     shutil.rmtree(world.site.root / "toypkg")  # pip uninstall: hfpatch's state stays behind
     shutil.rmtree(world.site.dist_info)
-    python = dataclasses.replace(world.python, search_path=(*world.python.search_path, str(world.site.root)))
+    python = world.python._replace(search_path=(*world.python.search_path, str(world.site.root)))
     return dataclasses.replace(world, python=python, installation=None)
 
 
@@ -287,7 +287,7 @@ def corrupt_state(where: Path) -> World:
 def state_naming_another_file(where: Path) -> World:
     """The entry moved its target since apply: the state names the file it patched, not the entry's."""
     world = applied(where)
-    return dataclasses.replace(world, patch=dataclasses.replace(world.patch, file="toypkg/other.py"))
+    return dataclasses.replace(world, patch=world.patch._replace(file="toypkg/other.py"))
 
 
 def missing_file(where: Path) -> World:
