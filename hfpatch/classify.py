@@ -30,6 +30,8 @@ class Identification(NamedTuple):
     verdict: Verdict | None  # None: unrecognised code; hfpatch will not touch it
     detail: str
     findings: tuple[Finding, ...] = ()
+    # A released file known by its digest: the releases that ship it.
+    released_in: tuple[str, ...] = ()
 
 
 def identify(source: bytes, patch: Patch, version: str | None) -> Identification:
@@ -39,7 +41,8 @@ def identify(source: bytes, patch: Patch, version: str | None) -> Identification
         where = f"the released {_range(known.releases)} file"
         if known.verdict is None:
             return Identification(Verdict.NOT_APPLICABLE, f"{where} has no {patch.target_names}")
-        return Identification(known.verdict, where)
+        if known.verdict is not Verdict.NOT_APPLICABLE:  # for that one, the form's reason is worth a parse
+            return Identification(known.verdict, where, released_in=known.releases)
     parsed = definitions.parse(source, patch.file)
     findings = tuple(_finding(parsed, target, patch, version) for target in patch.targets)
     return _combine(findings)

@@ -144,7 +144,8 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
         summary = f"the source has the fix, but cached bytecode still runs other code: {facts.stale_bytecode[0]}"
         advice = f"run `{suggest('apply')}` to rebuild it"
         return Diagnosis(Condition.INCOMPLETE, summary, notes, stale, lagging="stale bytecode", advice=advice)
-    if classify.is_at_least(installation.version, patch.fixed_in):
+    # A file the catalog lists as fixed in this very release needs no version arithmetic (nor packaging's import).
+    if installation.version in found.released_in or classify.is_at_least(installation.version, patch.fixed_in):
         summary = (
             f"{patch.distribution} {installation.version} has the upstream fix ({patch.upstream}, in {patch.fixed_in})"
         )
