@@ -1,8 +1,8 @@
 """Test sessions.
 
 `nox` (the README's test command) runs the default sessions: lint, types, the fast suite (no transformers, every
-supported Python), the transformers tests on the releases that stand for each distinct file (installed by uv, and
-the newest affected release installed by pip too), and hfpatch as a pipx/uvx tool. `nox -t releases` runs the
+supported Python), the transformers tests on the newest affected release of each patch and the newest release
+(installed by uv, and once by pip), the README's snippets, and hfpatch as a pipx/uvx tool. `nox -t releases` runs the
 per-release proof on every release the catalog lists. `nox -s mutants` measures the fast suite against hand-written
 defects. `.ci/run` runs the default sessions and the release matrix.
 """
@@ -23,13 +23,22 @@ MAIN_PYTHON = "3.11"
 OTHER_PYTHONS = ["3.10", "3.12", "3.13"]
 WORKERS = ["-n", "2"]  # the machine has 2 cores; most tests wait on subprocesses
 
-# Every release the matrix installs, by patch (tests/releases.py, read off the wheels): all of them get the
-# per-release proof; the first of each distinct file, the newest affected and the newest get every test.
+# What the sessions install, by patch (tests/releases.py, read off the wheels).
 _RELEASES = runpy.run_path("tests/releases.py")
 MATRIX: dict[str, list[str]] = _RELEASES["MATRIX"]
 REPRESENTATIVES: dict[str, list[str]] = _RELEASES["REPRESENTATIVES"]
 NEWEST_AFFECTED: dict[str, str] = _RELEASES["NEWEST_AFFECTED"]
-PER_RELEASE_TESTS = ["tests/test_release.py", "tests/test_regression.py", "tests/test_verify.py"]
+INSTALLED_BY_PIP: list[str] = _RELEASES["INSTALLED_BY_PIP"]
+PER_RELEASE_TESTS = [
+    "tests/test_every_patch.py",
+    "tests/test_release.py",
+    "tests/test_regression.py",
+    "tests/test_verify.py",
+]
+
+
+def _version(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.split("."))
 
 
 def _let_pyenv_shims_find_every_python() -> None:
@@ -71,20 +80,19 @@ def _transformers_session(session: nox.Session, release: str, installer: str, te
 @nox.session(python=MAIN_PYTHON)
 @nox.parametrize("release", [release for releases in REPRESENTATIVES.values() for release in releases])
 def transformers(session: nox.Session, release: str) -> None:
-    """Every transformers test on a release that stands for its file (the first of each distinct file, the newest
-    affected, the newest), installed by uv."""
+    """Every transformers test on the newest affected release of each patch and on the newest, installed by uv."""
     _transformers_session(session, release, "uv", [])
 
 
 @nox.session(python=MAIN_PYTHON)
-@nox.parametrize("release", sorted(set(NEWEST_AFFECTED.values())))
+@nox.parametrize("release", INSTALLED_BY_PIP)
 def transformers_pip(session: nox.Session, release: str) -> None:
     """Every transformers test on the newest affected release installed by pip (CRLF RECORD)."""
     _transformers_session(session, release, "pip", [])
 
 
 @nox.session(python=MAIN_PYTHON, tags=["releases"], default=False)
-@nox.parametrize("release", [release for releases in MATRIX.values() for release in releases])
+@nox.parametrize("release", sorted({release for releases in MATRIX.values() for release in releases}, key=_version))
 def release(session: nox.Session, release: str) -> None:
     """The per-release proof on one release: its file is a known form, the real loader before and after apply and
     after revert, verify."""

@@ -5,6 +5,9 @@ from __future__ import annotations
 FOUR_ARGUMENT = "four-argument"
 BUGGY = "two-argument-resolving"
 FIXED = "fixed"
+# Every release before the function existed (5.7.0 and older): not in the table, nothing to patch.
+ABSENT = "absent"
+FIRST_DEFINED_IN = "5.8.0"
 
 # release -> form of _compute_local_source_files_hash in its transformers/dynamic_module_utils.py
 FORM_BY_RELEASE = {
@@ -36,3 +39,28 @@ SAME_FILE = [
 ]
 
 UPSTREAM_FIXED_FILE_SHA256 = "861b10ced72eb97233fbf7c4f343bb0a5204e8d70e577e3c34932bc975426e0c"  # 5.13.0
+
+# transformers-40669 (list_repo_templates in transformers/utils/hub.py), read off the wheels by `hfpatch new`: one
+# file each for 4.52.x, 4.53.x, 4.54.x, 4.55.x and 4.56.0 (all need the patch; 4.52.0 is yanked), fixed in 4.56.1.
+PATCH_40669 = "transformers-40669"
+HUB_FILE_FIRSTS = ["4.52.1", "4.53.0", "4.54.0", "4.55.0", "4.56.0"]
+HUB_FIXED_IN = "4.56.1"
+
+# What the nox sessions install, by patch (noxfile.py reads these): every release of MATRIX gets the per-release
+# proof (`nox -t releases`); REPRESENTATIVES get every transformers test in the default run: the newest affected
+# release of each patch and the newest release. The newest affected release of transformers-46618 runs once more
+# with transformers installed by pip (CRLF in RECORD, timestamp bytecode).
+PATCH_ID = "transformers-46618"
+NEWEST_AFFECTED: dict[str, str] = {
+    PATCH_ID: [release for release, form in FORM_BY_RELEASE.items() if form == BUGGY][-1],
+    PATCH_40669: HUB_FILE_FIRSTS[-1],
+}
+MATRIX: dict[str, list[str]] = {
+    PATCH_ID: list(FORM_BY_RELEASE),
+    PATCH_40669: [*HUB_FILE_FIRSTS, HUB_FIXED_IN],
+}
+REPRESENTATIVES: dict[str, list[str]] = {
+    PATCH_ID: [NEWEST_AFFECTED[PATCH_ID], list(FORM_BY_RELEASE)[-1]],
+    PATCH_40669: [NEWEST_AFFECTED[PATCH_40669]],
+}
+INSTALLED_BY_PIP = [NEWEST_AFFECTED[PATCH_ID]]

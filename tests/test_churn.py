@@ -1,7 +1,8 @@
 """pip changes transformers under hfpatch's feet: upgrade, downgrade, reinstall, uninstall, a second copy on the path.
 
-Real venvs, real pip. After each change `check` tells the truth, `apply` heals, and `revert` never writes the old
-release's bytes or RECORD over what pip installed.
+Real venvs, real pip (which writes RECORD with CRLF line endings: every expectation here is taken from the bytes pip
+wrote). After each change `check` tells the truth, `apply` heals, and `revert` never writes the old release's bytes
+or RECORD over what pip installed.
 """
 
 from __future__ import annotations
@@ -10,15 +11,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import PATCH_ID, TARGET, Release, Venv, condition_of, make_site, make_venv, run_hfpatch, sha256_of
-from releases import BUGGY, FORM_BY_RELEASE, UPSTREAM_FIXED_FILE_SHA256
+from conftest import (
+    PATCH_ID,
+    TARGET,
+    Completed,
+    Release,
+    Venv,
+    condition_of,
+    make_site,
+    make_venv,
+    record_entry,
+    record_line,
+    record_with_line,
+    run_hfpatch,
+    sha256_of,
+)
+from releases import UPSTREAM_FIXED_FILE_SHA256
 
+pytestmark = pytest.mark.transformers
 
-@pytest.fixture
-def buggy_release(release: Release) -> Release:
-    if FORM_BY_RELEASE.get(release.version) != BUGGY:
-        pytest.skip(f"transformers {release.version} does not carry the code the patch is for")
-    return release
+UPGRADE, DOWNGRADE = "5.13.0", "5.9.0"
 
 
 @dataclass(frozen=True)
@@ -30,28 +42,37 @@ class Installed:
 
     @classmethod
     def read(cls, venv: Venv) -> Installed:
-        target = venv.site_packages / TARGET
         dist_info = {
             f"{path.parent.name}/{path.name}": path.read_bytes()
             for path in venv.site_packages.glob("transformers-*.dist-info/*")
             if path.is_file()
         }
-        return cls(target.read_bytes() if target.exists() else None, dist_info)
+        return cls(venv.file.read_bytes() if venv.file.exists() else None, dist_info)
 
 
-# pip operation -> (its arguments, check's exit code and condition after it, with hfpatch's patch still recorded)
+@dataclass(frozen=True)
+class Churn:
+    pip: tuple[str, ...]
+    # check's exit code and label, right after pip, with hfpatch's state from before pip still there
+    check: tuple[int, str]
+    # the label of apply once the state is gone: what healing the environment takes
+    apply: str
+
+
 CHURN = {
-    "force-reinstall": (["install", "--no-deps", "--no-compile", "--force-reinstall", "transformers=={release}"], 1,
-                        "dropped"),
-    "upgrade": (["install", "--no-deps", "--no-compile", "transformers==5.13.0"], 0, "fixed-upstream"),
-    "downgrade": (["install", "--no-deps", "--no-compile", "transformers==5.9.0"], 0, "not-applicable"),
-    "uninstall": (["uninstall", "-y", "transformers"], 0, "not-installed"),
-}  # fmt: skip
+    "force-reinstall": Churn(("install", "--force-reinstall", "transformers=={release}"), (1, "dropped"), "patched"),
+    "upgrade": Churn(("install", f"transformers=={UPGRADE}"), (0, "fixed-upstream"), "fixed-upstream"),
+    "downgrade": Churn(("install", f"transformers=={DOWNGRADE}"), (0, "not-applicable"), "not-applicable"),
+    # With transformers gone the environment has nothing hfpatch acts on: an error (2), whatever the command.
+    "uninstall": Churn(("uninstall", "-y", "transformers"), (2, "not-installed"), "not-installed"),
+}
 
 
 def _pip(venv: Venv, operation: str, release: Release) -> None:
-    args, _, _ = CHURN[operation]
-    venv.pip(*(arg.format(release=release.version) for arg in args))
+    args = [arg.format(release=release.version) for arg in CHURN[operation].pip]
+    if args[0] == "install":
+        args[1:1] = ["--no-deps", "--no-compile"]
+    venv.pip(*args)
 
 
 def _hfpatch(command: str, venv: Venv) -> tuple[int, str, str]:
@@ -60,23 +81,48 @@ def _hfpatch(command: str, venv: Venv) -> tuple[int, str, str]:
     return done.code, condition_of(done), done.out + done.err
 
 
+def _record(venv: Venv) -> bytes:
+    return (venv.dist_info() / "RECORD").read_bytes()
+
+
+@pytest.fixture
+def venv(buggy_release: Release, tmp_path: Path) -> Venv:
+    """A venv whose transformers, the release under test, pip installed (RECORD with CRLF)."""
+    return make_venv(tmp_path / "venv", buggy_release.version)
+
+
+def test_hfpatch_keeps_the_crlf_line_endings_of_a_record_pip_wrote(venv: Venv) -> None:
+    record = _record(venv)
+    assert record.endswith(b"\r\n") and record.count(b"\n") == record.count(b"\r\n"), "pip wrote LF: no test"
+    before_line = record_line(record, TARGET)
+
+    assert _hfpatch("apply", venv)[:2] == (0, "patched")
+    assert _record(venv) == record_with_line(record, before_line, record_entry(TARGET, venv.file.read_bytes()))
+    assert _hfpatch("check", venv)[:2] == (0, "applied"), "the RECORD line was not found again"
+
+    assert _hfpatch("revert", venv)[:2] == (0, "reverted")
+    assert _record(venv) == record
+
+
 @pytest.mark.parametrize("operation", list(CHURN))
-def test_pip_changes_transformers_after_apply(buggy_release: Release, tmp_path: Path, operation: str) -> None:
-    venv = make_venv(tmp_path / "venv", buggy_release.version)
+def test_pip_changes_transformers_after_apply(buggy_release: Release, venv: Venv, operation: str) -> None:
     assert _hfpatch("apply", venv)[0] == 0
     _pip(venv, operation, buggy_release)
     installed = Installed.read(venv)
+
     code, condition, said = _hfpatch("check", venv)
-    _, expected_code, expected_condition = CHURN[operation]
-    assert (code, condition) == (expected_code, expected_condition), said
+
+    assert (code, condition) == CHURN[operation].check, said
     if operation in ("upgrade", "downgrade"):
-        assert f"stale record: hfpatch patched transformers {buggy_release.version}" in said
+        assert f"stale state: hfpatch patched transformers {buggy_release.version}" in said
+    if operation == "uninstall":
+        assert f"{venv.site_packages}/.hfpatch/{PATCH_ID} still holds the state and backup" in said
     code, _, said = _hfpatch("revert", venv)
     assert code == 0, said
     assert Installed.read(venv) == installed, "revert wrote over what pip installed"
     _heal(venv, operation, installed)
     if operation == "uninstall":
-        # revert cleared the record the uninstall left behind; the same release installed again starts afresh
+        # revert cleared the state the uninstall left behind; the same release installed again starts afresh
         assert not (venv.site_packages / ".hfpatch" / PATCH_ID).exists()
         venv.pip("install", "--no-deps", "--no-compile", f"transformers=={buggy_release.version}")
         assert _hfpatch("check", venv)[:2] == (1, "needs-patch")
@@ -84,68 +130,62 @@ def test_pip_changes_transformers_after_apply(buggy_release: Release, tmp_path: 
         assert _hfpatch("check", venv)[:2] == (0, "applied")
 
 
-def test_pip_changes_transformers_after_apply_and_revert(buggy_release: Release, tmp_path: Path) -> None:
+def test_pip_changes_transformers_after_apply_and_revert(buggy_release: Release, venv: Venv) -> None:
     """A reverted environment leaves nothing that confuses hfpatch later: every pip change in turn, one venv."""
-    venv = make_venv(tmp_path / "venv", buggy_release.version)
     assert _hfpatch("apply", venv)[0] == 0
     assert _hfpatch("revert", venv)[0] == 0
     for operation in CHURN:
         _pip(venv, operation, buggy_release)
         installed = Installed.read(venv)
         code, condition, said = _hfpatch("check", venv)
-        _, expected_code, expected_condition = CHURN[operation]
-        expected_condition = "needs-patch" if expected_condition == "dropped" else expected_condition
-        assert (code, condition) == (expected_code, expected_condition), f"{operation}: {said}"
-        assert "stale" not in said
+        expected = CHURN[operation].check
+        assert (code, condition) == ((1, "needs-patch") if expected[1] == "dropped" else expected), said
+        assert "stale" not in said and "still holds" not in said, said
         _heal(venv, operation, installed)
 
 
 def _heal(venv: Venv, operation: str, installed: Installed) -> None:
     """apply brings every outcome of the churn to where it must be, and revert takes it back to pip's files."""
-    code, action, said = _hfpatch("apply", venv)
-    assert code == 0, said
-    if operation == "force-reinstall":
-        assert action == "patched"
-        assert sha256_of(venv.site_packages / TARGET) == UPSTREAM_FIXED_FILE_SHA256
+    code, label, said = _hfpatch("apply", venv)
+    assert label == CHURN[operation].apply, said
+    if operation == "uninstall":
+        assert code == 2, said
+        assert "none of the distributions" in said
+    elif operation == "force-reinstall":
+        assert code == 0, said
+        assert sha256_of(venv.file) == UPSTREAM_FIXED_FILE_SHA256
+        record = installed.dist_info[f"{venv.dist_info().name}/RECORD"]
+        patched_line = record_entry(TARGET, venv.file.read_bytes())
+        assert _record(venv) == record_with_line(record, record_line(record, TARGET), patched_line)
         assert _hfpatch("check", venv)[:2] == (0, "applied")
-        assert _hfpatch("revert", venv)[0] == 0
+        assert _hfpatch("revert", venv)[:2] == (0, "reverted")
     else:
-        assert action == "nothing-to-do", said
+        assert code == 0, said
         check = _hfpatch("check", venv)
         assert check[0] == 0 and "stale" not in check[2], check[2]
     assert Installed.read(venv) == installed
     assert not (venv.site_packages / ".hfpatch" / PATCH_ID).exists()
 
 
-def test_revert_clears_the_state_of_an_uninstalled_transformers(buggy_release: Release, tmp_path: Path) -> None:
-    venv = make_venv(tmp_path / "venv", buggy_release.version)
-    assert _hfpatch("apply", venv)[0] == 0
-    venv.pip("uninstall", "-y", "transformers")
-    check = run_hfpatch("check", python=venv.python)
-    assert check.code == 0
-    assert "uninstalled transformers" in check.out
-    assert _hfpatch("revert", venv)[0] == 0
-    assert not (venv.site_packages / ".hfpatch" / PATCH_ID).exists()
-    assert "uninstalled" not in run_hfpatch("check", python=venv.python).out
-
-
 def test_a_copy_earlier_on_the_path_is_the_one_patched_and_named(buggy_release: Release, tmp_path: Path) -> None:
-    venv = make_venv(tmp_path / "venv", "5.13.0")
+    venv = make_venv(tmp_path / "venv", UPGRADE)
     site = make_site(buggy_release, tmp_path / "site")
     shadowed = Installed.read(venv)
     original = site.file.read_bytes()
+
     check = run_hfpatch("check", python=venv.python, env=site.env())
     assert (check.code, condition_of(check)) == (1, "needs-patch")
     assert f"transformers {buggy_release.version} at {site.root / 'transformers'}" in check.out
     done = run_hfpatch("apply", python=venv.python, env=site.env())
-    assert done.code == 0, done.err
-    assert f"patched {site.file}" in done.out
+    assert (done.code, condition_of(done)) == (0, "patched"), done.out + done.err
+    assert f"{site.file} now has the fix" in done.out
     assert sha256_of(site.file) == UPSTREAM_FIXED_FILE_SHA256
-    assert (site.state_dir / PATCH_ID / "original").read_bytes() == original
+    assert site.backup.read_bytes() == original
     assert Installed.read(venv) == shadowed
     assert not (venv.site_packages / ".hfpatch").exists()
-    without = run_hfpatch("check", python=venv.python)
+
+    without: Completed = run_hfpatch("check", python=venv.python)
     assert (without.code, condition_of(without)) == (0, "fixed-upstream")
-    assert f"transformers 5.13.0 at {venv.site_packages / 'transformers'}" in without.out
+    assert f"transformers {UPGRADE} at {venv.site_packages / 'transformers'}" in without.out
     assert run_hfpatch("revert", python=venv.python, env=site.env()).code == 0
     assert site.file.read_bytes() == original

@@ -1,4 +1,5 @@
-"""Other environments: --python on another minor version, several at once, and what check costs to import."""
+"""Other environments: --python on another minor version, a wrapper script, several at once, a venv that shares the
+base interpreter's packages, and what check costs to import."""
 
 from __future__ import annotations
 
@@ -7,108 +8,271 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import Site, Venv, make_venv, run_hfpatch
-from releases import BUGGY, FIXED, FORM_BY_RELEASE
+from conftest import PATCH_ID, Release, Site, clean_env, condition_of, make_site, run_hfpatch, sha256_of
+from releases import BUGGY, UPSTREAM_FIXED_FILE_SHA256
+from toy import PATCH_ID as TOY_PATCH_ID
+from toy import ToySite
+from toy import make_site as make_toy_site
 
-NEWEST_BUGGY = [release for release, form in FORM_BY_RELEASE.items() if form == BUGGY][-1]
-FIRST_FIXED = next(release for release, form in FORM_BY_RELEASE.items() if form == FIXED)
+# ------------------------------------------------------------------------------------ another Python minor version
 
 
-def _other_minor_python() -> str | None:
-    for minor in (13, 12, 10, 11):
-        if minor == sys.version_info.minor:
-            continue
-        found = shutil.which(f"python3.{minor}")
-        if found and subprocess.run([found, "-c", "pass"], capture_output=True, check=False).returncode == 0:
-            return found
+def _python_of_minor(minor: int) -> str | None:
+    """python3.<minor> from PATH, or from pyenv's versions where its shims only resolve the selected version."""
+    candidates = [found for found in [shutil.which(f"python3.{minor}")] if found]
+    versions = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates += sorted(str(path) for path in versions.glob(f"3.{minor}.*/bin/python3.{minor}"))
+    for candidate in candidates:
+        done = subprocess.run([candidate, "-c", "pass"], capture_output=True, check=False)
+        if done.returncode == 0:
+            return candidate
     return None
 
 
-@pytest.fixture
-def foreign_venv(tmp_path: Path) -> Venv:
-    """A venv on another Python minor version than hfpatch's own, with an affected transformers (files only)."""
-    python = _other_minor_python()
-    if python is None:
-        pytest.skip("no Python of another minor version on PATH")
-    path = tmp_path / "foreign"
-    subprocess.run([python, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
-    venv = Venv(path)
-    venv.pip("install", "--no-deps", "--no-compile", f"transformers=={NEWEST_BUGGY}")
-    return venv
-
-
-def _in(venv: Venv, script: str, *args: str) -> str:
-    done = subprocess.run([venv.python, "-c", script, *args], capture_output=True, text=True, check=True)
+def _in(python: str, script: str, *args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run([python, "-c", script, *args], capture_output=True, text=True, env=env, check=True)
     return done.stdout.strip()
 
 
-def test_another_python_minor_version_is_patched_from_outside(foreign_venv: Venv) -> None:
-    target = foreign_venv.site_packages / "transformers" / "dynamic_module_utils.py"
-    # bytecode as the target interpreter wrote it, in a mode that is never checked against the source
-    compile_unchecked = (
-        "import py_compile, sys; py_compile.compile(sys.argv[1], doraise=True, "
-        "invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"
-    )
-    _in(foreign_venv, compile_unchecked, str(target))
-    original = target.read_bytes()
-    assert run_hfpatch("check", python=foreign_venv.python).code == 1
-    applied = run_hfpatch("apply", python=foreign_venv.python)
-    assert applied.code == 0, applied.err
-    assert f"Python {_in(foreign_venv, 'import platform; print(platform.python_version())')}" in applied.out
-    assert run_hfpatch("check", python=foreign_venv.python).code == 0
-    # the target interpreter's own bytecode was rebuilt for the new source, in the same mode
-    matches = (
-        "import importlib.util, sys, pathlib; src = pathlib.Path(sys.argv[1]); "
-        "pyc = pathlib.Path(importlib.util.cache_from_source(str(src))); data = pyc.read_bytes(); "
-        "print(data[:4] == importlib.util.MAGIC_NUMBER, int.from_bytes(data[4:8], 'little'), "
-        "data[8:16] == importlib.util.source_hash(src.read_bytes()))"
-    )
-    assert _in(foreign_venv, matches, str(target)) == "True 1 True"
-    assert run_hfpatch("revert", python=foreign_venv.python).code == 0
-    assert target.read_bytes() == original
-    assert _in(foreign_venv, matches, str(target)) == "True 1 True"
+# The target interpreter's own bytecode of a file: its magic, its flags (1: unchecked hash) and whether its source
+# hash is that of the file as it is now.
+BYTECODE_OF = (
+    "import importlib.util, sys, pathlib; src = pathlib.Path(sys.argv[1]); "
+    "data = pathlib.Path(importlib.util.cache_from_source(str(src))).read_bytes(); "
+    "print(data[:4] == importlib.util.MAGIC_NUMBER, int.from_bytes(data[4:8], 'little'), "
+    "data[8:16] == importlib.util.source_hash(src.read_bytes()))"
+)
+COMPILE_UNCHECKED = (
+    "import py_compile, sys; py_compile.compile(sys.argv[1], doraise=True, "
+    "invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"
+)
 
 
-def test_several_environments_in_one_run_get_a_result_each_and_the_worst_exit_code(tmp_path: Path) -> None:
-    if os.environ.get("HFPATCH_EXPECT_TRANSFORMERS") not in {NEWEST_BUGGY, None}:
-        pytest.skip(f"runs in the {NEWEST_BUGGY} sessions only: it installs its own releases")
-    affected = make_venv(tmp_path / "affected", NEWEST_BUGGY)
-    fixed = make_venv(tmp_path / "fixed", FIRST_FIXED)
-    pythons = ["--python", affected.python, "--python", fixed.python]
+@pytest.mark.transformers
+@pytest.mark.parametrize("minor", [10, 12, 13], ids=["python3.10", "python3.12", "python3.13"])
+def test_another_python_minor_version_is_patched_from_outside(buggy_site: Site, minor: int) -> None:
+    if minor == sys.version_info.minor:
+        pytest.skip(f"hfpatch runs on Python 3.{minor} itself here")
+    python = _python_of_minor(minor)
+    if python is None:
+        pytest.skip(f"no Python 3.{minor} here (neither on PATH nor in pyenv's versions)")
+    env = buggy_site.env()
+    target = str(buggy_site.file)
+    # bytecode as the target interpreter writes it, in a mode that is never checked against the source
+    _in(python, COMPILE_UNCHECKED, target, env=env)
+    original = buggy_site.file.read_bytes()
+
+    assert run_hfpatch("check", python=python, env=env).code == 1
+    applied = run_hfpatch("apply", python=python, env=env)
+
+    assert (applied.code, condition_of(applied)) == (0, "patched"), applied.out + applied.err
+    assert f"[Python 3.{minor}." in applied.out
+    assert sha256_of(buggy_site.file) == UPSTREAM_FIXED_FILE_SHA256
+    # the target's own bytecode was rebuilt for the new source, in its mode, with its magic number
+    assert _in(python, BYTECODE_OF, target) == "True 1 True"
+    assert run_hfpatch("check", python=python, env=env).code == 0
+    assert run_hfpatch("revert", python=python, env=env).code == 0
+    assert buggy_site.file.read_bytes() == original
+    assert _in(python, BYTECODE_OF, target) == "True 1 True"
+
+
+# ------------------------------------------------------------------------------------ wrappers, several at once
+
+
+def _wrapper(path: Path, site: Site) -> str:
+    """An interpreter as some deployments give it: a script that sets up the environment and execs Python."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\nPYTHONPATH={site.root} exec {sys.executable} "$@"\n', encoding="utf-8")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.transformers
+def test_a_wrapper_script_given_to_python_stays_in_the_loop(buggy_site: Site, tmp_path: Path) -> None:
+    """Every question hfpatch asks the target, the probe included, goes through the wrapper, never around it to
+    the sys.executable it reports: only the wrapper sees the copy it sets up."""
+    wrapper = _wrapper(tmp_path / "bin" / "app-python", buggy_site)
+    original = buggy_site.file.read_bytes()
+
+    check = run_hfpatch("check", python=wrapper)
+    assert (check.code, condition_of(check)) == (1, "needs-patch"), check.out + check.err
+    assert check.out.startswith(f"{wrapper} [Python ")
+    assert f"at {buggy_site.root / 'transformers'}" in check.out
+    assert condition_of(run_hfpatch("apply", python=wrapper)) == "patched"
+    assert sha256_of(buggy_site.file) == UPSTREAM_FIXED_FILE_SHA256
+    verify = run_hfpatch("verify", python=wrapper)
+    assert (verify.code, condition_of(verify)) == (0, "verified"), verify.out + verify.err
+    assert "the patch is applied and in effect" in verify.out
+    assert condition_of(run_hfpatch("revert", python=wrapper)) == "reverted"
+    assert buggy_site.file.read_bytes() == original
+
+
+@pytest.mark.transformers
+def test_several_environments_in_one_run_get_a_result_each_and_the_worst_exit_code(
+    buggy_release: Release, tmp_path: Path
+) -> None:
+    affected = _wrapper(tmp_path / "affected" / "python", make_site(buggy_release, tmp_path / "one"))
+    applied_site = make_site(buggy_release, tmp_path / "other")
+    applied = _wrapper(tmp_path / "applied" / "python", applied_site)
+    assert run_hfpatch("apply", python=applied).code == 0
+    pythons = ["--python", affected, "--python", applied]
+
     done = run_hfpatch("check", "--json", *pythons, python=None)
+
     assert done.code == 1
-    document = json.loads(done.out)
-    conditions = [environment["patches"][0]["condition"] for environment in document["environments"]]
-    assert conditions == ["needs-patch", "fixed-upstream"]
-    assert [environment["python"] for environment in document["environments"]] == [affected.python, fixed.python]
+    environments = json.loads(done.out)["environments"]
+    assert [environment["python"] for environment in environments] == [affected, applied]
+    assert [environment["patches"][0]["condition"] for environment in environments] == ["needs-patch", "applied"]
+    assert [environment["exit_code"] for environment in environments] == [1, 0]
     assert run_hfpatch("apply", *pythons, python=None).code == 0
     assert run_hfpatch("check", *pythons, python=None).code == 0
     broken = run_hfpatch("check", *pythons, "--python", "/nonexistent/python", python=None)
     assert broken.code == 2
     assert "no Python interpreter" in broken.err
-    assert broken.out.count("transformers-46618") == 2, "the other environments are still reported"
+    assert broken.out.count(f"{PATCH_ID}: applied:") == 2, "the other environments are still reported"
 
 
-def _imported_modules(args: list[str], env: dict[str, str]) -> set[str]:
-    command = [sys.executable, "-X", "importtime", "-m", "hfpatch", *args]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(Path(env["PYTHONPATH"])))
+# ------------------------------------------------------------------------------------ a venv on a base's packages
+
+
+@dataclass(frozen=True)
+class BasePython:
+    """A base interpreter (not a venv) whose prefix, and so whose site-packages, belongs to the test."""
+
+    prefix: Path
+
+    @property
+    def python(self) -> str:
+        return str(self.prefix / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}")
+
+    @property
+    def site_packages(self) -> Path:
+        return self.prefix / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+
+
+def _own_base_python(prefix: Path) -> BasePython:
+    """The real base interpreter's executable in a prefix of our own, its standard library linked in entry by
+    entry: Python finds its prefix from where its executable lies, and site-packages is then ours to fill."""
+    executable = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    base = BasePython(prefix)
+    base.site_packages.mkdir(parents=True)
+    Path(base.python).parent.mkdir()
+    shutil.copy2(executable, base.python)
+    for entry in stdlib.iterdir():
+        if entry.name != "site-packages":
+            (base.site_packages.parent / entry.name).symlink_to(entry)
+    for library in stdlib.parent.glob("libpython*"):  # a shared libpython found relative to the executable
+        (prefix / "lib" / library.name).symlink_to(library)
+    command = [base.python, "-c", "import sys; print(sys.prefix, sys.base_prefix)"]
+    answer = subprocess.run(command, capture_output=True, text=True, env=clean_env(), check=False)
+    reported = (answer.stdout + answer.stderr).strip()[-300:]
+    if reported != f"{prefix} {prefix}":
+        pytest.skip(f"cannot make a base interpreter of our own from {executable} here (it reports {reported})")
+    return base
+
+
+@pytest.fixture
+def base_python(tmp_path: Path) -> BasePython:
+    return _own_base_python(tmp_path / "base")
+
+
+def _toy_in(site_packages: Path, where: Path) -> ToySite:
+    """The toy distribution installed into `site_packages` (its files moved there), with its catalog in `where`."""
+    made = make_toy_site(where)
+    for entry in made.root.iterdir():
+        entry.rename(site_packages / entry.name)
+    return ToySite(site_packages, made.catalog, made.version)
+
+
+def _toy_check(toy: ToySite, python: str, *, pythonpath: Path | None = None) -> tuple[int, list[str]]:
+    env = clean_env(HFPATCH_CATALOG=str(toy.catalog))
+    env.pop("PYTHONPATH", None)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    command = [sys.executable, "-m", "hfpatch", "check", "--json", "--patch", TOY_PATCH_ID, "--python", python]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd="/", timeout=120, check=False)
+    (environment,) = json.loads(done.stdout)["environments"]
+    (entry,) = environment["patches"]
+    assert entry["file"] == str(toy.file), "the test set up the wrong copy"
+    return done.returncode, entry["notes"]
+
+
+def _venv(python: str, path: Path, *options: str) -> str:
+    subprocess.run([python, "-m", "venv", "--without-pip", *options, str(path)], check=True, env=clean_env())
+    return str(path / "bin" / "python")
+
+
+def test_a_venv_with_system_site_packages_is_told_the_file_is_the_base_interpreters(
+    base_python: BasePython, tmp_path: Path
+) -> None:
+    toy = _toy_in(base_python.site_packages, tmp_path / "toy")
+    venv = _venv(base_python.python, tmp_path / "venv", "--system-site-packages")
+
+    code, notes = _toy_check(toy, venv)
+
+    assert code == 1
+    (note,) = notes
+    assert note.startswith(f"{toy.file} belongs to the base interpreter ({base_python.prefix})")
+    assert "every venv made from it with --system-site-packages" in note
+    # what the note warns of: the venv's apply patched the base interpreter's file
+    env = clean_env(HFPATCH_CATALOG=str(toy.catalog))
+    command = [sys.executable, "-m", "hfpatch", "apply", "--patch", TOY_PATCH_ID, "--python", venv]
+    assert subprocess.run(command, env=env, cwd="/", capture_output=True, check=False).returncode == 0
+    assert _toy_check(toy, base_python.python) == (0, [])
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        pytest.param("base", id="the-base-interpreter-itself"),
+        pytest.param("venv", id="a-venvs-own-site-packages"),
+        pytest.param("pythonpath", id="a-pythonpath-entry-outside-the-venv"),
+    ],
+)
+def test_no_such_note_where_the_file_is_not_the_base_interpreters(
+    base_python: BasePython, tmp_path: Path, where: str
+) -> None:
+    if where == "base":
+        toy, python, pythonpath = _toy_in(base_python.site_packages, tmp_path / "toy"), base_python.python, None
+    elif where == "venv":
+        python = _venv(base_python.python, tmp_path / "venv", "--system-site-packages")
+        own = next((tmp_path / "venv").glob("lib/python*/site-packages"))
+        toy, pythonpath = _toy_in(own, tmp_path / "toy"), None
+    else:
+        python = _venv(base_python.python, tmp_path / "venv")
+        toy = make_toy_site(tmp_path / "toy")
+        pythonpath = toy.root
+    assert _toy_check(toy, python, pythonpath=pythonpath) == (1, [])
+
+
+# --------------------------------------------------------------------------------------------- what check costs
+
+
+def _imported_modules(args: list[str], site: Site) -> set[str]:
+    command = [sys.executable, "-X", "importtime", "-m", "hfpatch", *args, "--patch", PATCH_ID]
+    done = subprocess.run(command, capture_output=True, text=True, env=site.env(), cwd=site.root, check=False)
     assert done.returncode in {0, 1}, done.stderr[-2000:]
     return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
 
 
+@pytest.mark.transformers
 def test_check_imports_neither_libcst_nor_transformers(site: Site) -> None:
-    modules = _imported_modules(["check"], site.env())
+    modules = _imported_modules(["check"], site)
     assert "hfpatch.engine" in modules, "the measurement saw hfpatch's own imports"
     assert not {name for name in modules if name.split(".")[0] in {"libcst", "transformers", "difflib"}}
 
 
-def test_apply_loads_libcst_only_when_it_patches(site: Site) -> None:
-    modules = _imported_modules(["apply"], site.env())
+@pytest.mark.transformers
+def test_apply_loads_libcst_only_when_it_patches(release: Release, site: Site) -> None:
+    modules = _imported_modules(["apply"], site)
     loaded = any(name.split(".")[0] == "libcst" for name in modules)
-    assert loaded == (FORM_BY_RELEASE[site.version] == BUGGY)
+    assert loaded == (release.form == BUGGY)
     assert not {name for name in modules if name.split(".")[0] == "transformers"}
-    again = _imported_modules(["apply"], site.env())
+    again = _imported_modules(["apply"], site)
     assert not {name for name in again if name.split(".")[0] == "libcst"}, "a no-op apply needs no parser"

@@ -1,36 +1,123 @@
-"""What the wheel puts into site-packages: hfpatch with its catalog, and no top-level `patches` package."""
+"""What a real build of the checkout ships, and that hfpatch runs installed, editable, and from the checkout itself."""
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
+import email.parser
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import PATCH_ID, REPOSITORY, clean_env, dependencies_view
+from packaging.requirements import Requirement
+
+FIXED_TEXT = "_compute_local_source_files_hash.py"
 
 
-def test_the_catalog_ships_inside_hfpatch() -> None:
-    files = {str(path) for path in importlib.metadata.files("hfpatch") or ()}
-    assert "hfpatch/patches/transformers_46618/__init__.py" in files
-    assert "hfpatch/patches/transformers_46618/transform.py" in files
-    assert "hfpatch/patches/transformers_46618/probe.py" in files
-    assert not [path for path in files if path.startswith("patches/")]
+def _run(command: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=clean_env(), timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"
+    return done
 
 
-def test_no_top_level_patches_package_is_installed() -> None:
-    assert importlib.util.find_spec("patches") is None
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel a real build makes of the checkout: uv where it is on PATH, else pip; both run the build backend in
+    an isolated build environment, as a user's install does. Built once per run: xdist workers share the parent
+    of their base temporary directories, which without xdist is shared by every run."""
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "hfpatch-wheel"
+    shared.mkdir(exist_ok=True)
+    with (shared / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = sorted(shared.glob("hfpatch-*.whl"))
+        if not built:
+            _build_wheel(shared)
+            built = sorted(shared.glob("hfpatch-*.whl"))
+    (only,) = built
+    return only
 
 
-def test_runtime_dependencies_are_click_libcst_and_packaging_only() -> None:
-    requires = importlib.metadata.requires("hfpatch") or []
-    names = sorted(requirement.split(">")[0].split("=")[0].split(";")[0].strip() for requirement in requires)
-    assert names == ["click", "libcst", "packaging"]
+def _build_wheel(out: Path) -> None:
+    uv = shutil.which("uv")
+    if uv is not None:
+        _run([uv, "build", "--wheel", "--out-dir", str(out), str(REPOSITORY)], cwd=out)
+    else:
+        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPOSITORY)], cwd=out)
 
 
-def test_the_catalog_loads_without_libcst() -> None:
-    import subprocess
-    import sys
+def _names(wheel: Path) -> set[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        return set(archive.namelist())
 
-    script = (
-        "import sys; from hfpatch.catalog import load_catalog; "
-        "print([p.package_name for p in load_catalog()], 'libcst' in sys.modules)"
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd="/")
-    assert done.stdout.strip() == "['hfpatch.patches.transformers_46618'] False"
+
+def test_the_wheel_ships_the_catalog_inside_hfpatch(wheel: Path) -> None:
+    shipped = {name.removeprefix("hfpatch/patches/") for name in _names(wheel) if name.startswith("hfpatch/patches/")}
+    catalog = REPOSITORY / "patches"
+    in_checkout = {
+        path.relative_to(catalog).as_posix()
+        for path in catalog.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    assert shipped == in_checkout
+    assert {f"{PATCH_ID}/patch.toml", f"{PATCH_ID}/probe.py", f"{PATCH_ID}/fixed/{FIXED_TEXT}"} <= shipped
+
+
+def test_nothing_named_patches_lands_at_the_top_of_site_packages(wheel: Path) -> None:
+    tops = {name.split("/")[0] for name in _names(wheel)}
+    assert tops == {"hfpatch", f"{wheel.name.split('-py')[0]}.dist-info"}
+
+
+def test_the_runtime_dependencies_are_libcst_packaging_and_tomli_before_3_11(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata_name,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+        metadata = email.parser.BytesParser().parsebytes(archive.read(metadata_name))
+    requirements = [Requirement(line) for line in metadata.get_all("Requires-Dist") or []]
+    assert sorted(requirement.name for requirement in requirements) == ["libcst", "packaging", "tomli"]
+    (tomli,) = [requirement for requirement in requirements if requirement.name == "tomli"]
+    assert tomli.marker is not None
+    assert tomli.marker.evaluate({"python_version": "3.10"})
+    assert not tomli.marker.evaluate({"python_version": "3.11"})
+    assert all(r.marker is None for r in requirements if r.name != "tomli")
+
+
+def _venv(path: Path) -> Path:
+    """A venv whose dependencies come from the test environment (never its hfpatch or transformers)."""
+    _run([sys.executable, "-m", "venv", "--without-pip", str(path)], cwd=path.parent)
+    (site_packages,) = path.glob("lib/python*/site-packages")
+    (site_packages / "_test_dependencies.pth").write_text(f"{dependencies_view(path.parent)}\n", encoding="utf-8")
+    return path / "bin"
+
+
+def _pip_install(bin_dir: Path, *args: str) -> None:
+    command = [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "--no-deps", "-q"]
+    _run([*command, *args], cwd=bin_dir)
+
+
+def test_the_installed_wheel_finds_its_own_catalog(wheel: Path, tmp_path: Path) -> None:
+    bin_dir = _venv(tmp_path / "venv")
+    _pip_install(bin_dir, str(wheel))
+    listed = _run([str(bin_dir / "hfpatch"), "list"], cwd=tmp_path).stdout
+    (site_packages,) = (tmp_path / "venv").glob("lib/python*/site-packages")
+    assert f"({site_packages / 'hfpatch' / 'patches' / PATCH_ID})" in listed
+
+
+def test_an_editable_install_reads_the_catalog_of_the_checkout(tmp_path: Path) -> None:
+    bin_dir = _venv(tmp_path / "venv")
+    _pip_install(bin_dir, "-e", str(REPOSITORY))
+    listed = _run([str(bin_dir / "hfpatch"), "list"], cwd=tmp_path).stdout
+    assert f"{PATCH_ID}: " in listed
+    assert f"({REPOSITORY / 'patches' / PATCH_ID})" in listed
+
+
+def test_python_m_hfpatch_list_runs_from_the_repository_root(tmp_path: Path) -> None:
+    """No install at all: an interpreter with only the dependencies, in the checkout."""
+    bin_dir = _venv(tmp_path / "venv")
+    missing = subprocess.run([str(bin_dir / "python"), "-c", "import hfpatch"], capture_output=True, cwd=tmp_path)
+    assert missing.returncode != 0, "the venv must not have hfpatch installed"
+    listed = _run([str(bin_dir / "python"), "-m", "hfpatch", "list"], cwd=REPOSITORY).stdout
+    assert f"({REPOSITORY / 'patches' / PATCH_ID})" in listed

@@ -1,11 +1,12 @@
 """PR #46618 as a user meets it: AutoConfig.from_pretrained(<hub-cache snapshot>, trust_remote_code=True).
 
-Every load runs the release under test (the private site copy) in a fresh interpreter, offline, with a fresh module
-cache; hfpatch runs as a real process too. This process never imports transformers.
+Every load runs the release under test (a private copy of it, see conftest.make_site) in a fresh interpreter,
+offline, with a fresh module cache; hfpatch runs as a real process too. This process never imports transformers.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -15,7 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import PATCH_ID, Completed, Release, Site, run_hfpatch
+from conftest import (
+    TARGET,
+    Completed,
+    Release,
+    Site,
+    condition_of,
+    record_entry,
+    record_line,
+    record_with_line,
+    run_hfpatch,
+)
 from hubcache import (
     CHAINED_IMPORTS,
     DIRECT_IMPORT,
@@ -26,7 +37,7 @@ from hubcache import (
     write_plain_copy,
     write_snapshot,
 )
-from releases import BUGGY, FIXED, FORM_BY_RELEASE, FOUR_ARGUMENT
+from releases import ABSENT, BUGGY, FIXED, FOUR_ARGUMENT, UPSTREAM_FIXED_FILE_SHA256
 
 pytestmark = pytest.mark.transformers
 
@@ -37,7 +48,12 @@ MODELS = [
     pytest.param(DIRECT_IMPORT, id="direct-import"),
 ]
 
-CONDITION_BY_FORM = {BUGGY: "needs-patch", FIXED: "fixed-upstream", FOUR_ARGUMENT: "not-applicable"}
+CONDITION_BY_FORM = {
+    BUGGY: "needs-patch",
+    FIXED: "fixed-upstream",
+    FOUR_ARGUMENT: "not-applicable",
+    ABSENT: "not-applicable",
+}
 
 LOAD_CONFIG = """
 import json, sys
@@ -82,11 +98,25 @@ class Loaded:
 Loader = Callable[[Path], Loaded]
 
 
+@pytest.fixture(scope="session")
+def bytecode_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the loads keep their bytecode (PYTHONPYCACHEPREFIX): importing transformers costs half as much once its
+    dependencies are compiled, and nothing is written into the test environment. Bytecode is checked against each
+    source's mtime and size, so a load always runs the file on disk."""
+    return tmp_path_factory.mktemp("bytecode")
+
+
 @pytest.fixture
-def load_config(site: Site, tmp_path: Path) -> Loader:
+def load_config(site: Site, tmp_path: Path, bytecode_cache: Path) -> Loader:
     def load(model_dir: Path) -> Loaded:
         modules_cache = Path(tempfile.mkdtemp(prefix="modules-", dir=tmp_path))
-        env = site.env(HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(modules_cache), HF_HOME=str(tmp_path / "hf-home"))
+        env = site.env(
+            HF_HUB_OFFLINE="1",
+            HF_MODULES_CACHE=str(modules_cache),
+            HF_HOME=str(tmp_path / "hf-home"),
+            PYTHONPYCACHEPREFIX=str(bytecode_cache),
+        )
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         done = subprocess.run(
             [sys.executable, "-c", LOAD_CONFIG, str(model_dir)],
             capture_output=True,
@@ -103,13 +133,9 @@ def load_config(site: Site, tmp_path: Path) -> Loader:
 
 
 def hfpatch(command: str, site: Site) -> Completed:
-    done = run_hfpatch(command, "--patch", PATCH_ID, env=site.env())
+    done = run_hfpatch(command, env=site.env())
     assert done.code == 0, done.out + done.err
     return done
-
-
-def form_of(release: Release) -> str:
-    return FORM_BY_RELEASE[release.version]
 
 
 @dataclass(frozen=True)
@@ -136,11 +162,11 @@ def lay_out(model: RemoteCodeModel, tmp_path: Path) -> Layouts:
 
 
 def test_hfpatch_sees_the_form_the_release_carries(release: Release, site: Site) -> None:
-    done = run_hfpatch("check", "--json", "--patch", PATCH_ID, env=site.env())
+    done = run_hfpatch("check", "--json", env=site.env())
     (environment,) = json.loads(done.out)["environments"]
     (patch,) = environment["patches"]
-    assert patch["condition"] == CONDITION_BY_FORM[form_of(release)], patch["message"]
-    assert done.code == (1 if form_of(release) == BUGGY else 0)
+    assert patch["condition"] == CONDITION_BY_FORM[release.form], patch["message"]
+    assert done.code == (1 if release.form == BUGGY else 0)
 
 
 # ----------------------------------------------------------------------------------------------- the bug, and the patch
@@ -150,18 +176,24 @@ def test_hfpatch_sees_the_form_the_release_carries(release: Release, site: Site)
 def test_a_buggy_release_loads_a_snapshot_only_while_patched(
     release: Release, site: Site, load_config: Loader, tmp_path: Path, model: RemoteCodeModel
 ) -> None:
-    if form_of(release) != BUGGY:
+    if release.form != BUGGY:
         pytest.skip(f"{release.version} does not carry the buggy form")
     snapshot = write_snapshot(tmp_path / "hub", REPO_ID, model).path
+
+    original, record = site.file.read_bytes(), site.record.read_bytes()
 
     before = load_config(snapshot)  # the test proves itself: the bug is there
     assert before.error == "FileNotFoundError"
     assert "/blobs/helpers.py" in str(before.message)
 
-    hfpatch("apply", site)
+    assert condition_of(hfpatch("apply", site)) == "patched"
+    assert hashlib.sha256(site.file.read_bytes()).hexdigest() == UPSTREAM_FIXED_FILE_SHA256
+    line = record_entry(TARGET, site.file.read_bytes())
+    assert site.record.read_bytes() == record_with_line(record, record_line(record, TARGET), line)
     assert load_config(snapshot).ok
 
-    hfpatch("revert", site)
+    assert condition_of(hfpatch("revert", site)) == "reverted"
+    assert (site.file.read_bytes(), site.record.read_bytes()) == (original, record)
     after_revert = load_config(snapshot)
     assert after_revert.error == "FileNotFoundError"
     assert "/blobs/helpers.py" in str(after_revert.message)
@@ -171,10 +203,10 @@ def test_a_buggy_release_loads_a_snapshot_only_while_patched(
 def test_apply_changes_nothing_where_the_release_needs_no_patch(
     release: Release, site: Site, load_config: Loader, tmp_path: Path, model: RemoteCodeModel
 ) -> None:
-    form = form_of(release)
+    form = release.form
     if form == BUGGY:
         pytest.skip(f"{release.version} carries the buggy form")
-    if form == FOUR_ARGUMENT and model is CHAINED_IMPORTS:
+    if form in (FOUR_ARGUMENT, ABSENT) and model is CHAINED_IMPORTS:
         pytest.skip(f"{release.version} cannot load this model from any directory (see the four-argument tests)")
     snapshot = write_snapshot(tmp_path / "hub", REPO_ID, model).path
     source = site.file.read_bytes()
@@ -182,8 +214,10 @@ def test_apply_changes_nothing_where_the_release_needs_no_patch(
     before = load_config(snapshot)
     assert before.ok
 
+    record = site.record.read_bytes()
     hfpatch("apply", site)
-    assert site.file.read_bytes() == source
+    assert (site.file.read_bytes(), site.record.read_bytes()) == (source, record)
+    assert not site.state_dir.exists()
 
     after = load_config(snapshot)
     assert after.ok
@@ -203,8 +237,8 @@ def test_with_the_fix_a_snapshot_has_the_cache_key_of_a_plain_copy(
     model: RemoteCodeModel,
     through_symlinked_ancestor: bool,
 ) -> None:
-    form = form_of(release)
-    if form == FOUR_ARGUMENT:
+    form = release.form
+    if form in (FOUR_ARGUMENT, ABSENT):
         pytest.skip(f"{release.version} predates the code PR #46618 fixes")
     if form == BUGGY:
         hfpatch("apply", site)
@@ -225,7 +259,7 @@ def test_four_argument_releases_load_a_snapshot_with_other_key_than_a_plain_copy
     release: Release, load_config: Loader, tmp_path: Path
 ) -> None:
     """They resolve the snapshot's links and hash the blob paths they reach: the key is not the plain copy's."""
-    if form_of(release) != FOUR_ARGUMENT:
+    if release.form != FOUR_ARGUMENT:
         pytest.skip(f"{release.version} does not carry the four-argument form")
     layouts = lay_out(DIRECT_IMPORT, tmp_path)
 
@@ -244,7 +278,7 @@ def test_four_argument_releases_cannot_load_a_sibling_importing_a_sibling_from_a
 ) -> None:
     """They copy only the config module's direct imports into the module cache: helpers.py gets there, constants.py
     does not. The plain copy fails as the snapshot does: an older limitation, not the bug of PR #46618."""
-    if form_of(release) != FOUR_ARGUMENT:
+    if release.form != FOUR_ARGUMENT:
         pytest.skip(f"{release.version} does not carry the four-argument form")
     layouts = lay_out(CHAINED_IMPORTS, tmp_path)
 
