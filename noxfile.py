@@ -1,10 +1,10 @@
 """Test sessions.
 
-`nox` (the README's test command) runs the default sessions: lint, types, the fast suite (no transformers, every
-supported Python), the transformers tests on the newest affected release of each patch and the newest release
-(installed by uv, and once by pip), the README's snippets, and hfpatch as a pipx/uvx tool. `nox -t releases` runs the
-per-release proof on every release the catalog lists. `nox -s mutants` measures the fast suite against hand-written
-defects. `.ci/run` runs the default sessions and the release matrix.
+`nox` (the README's test command) runs the default sessions: lint, types, the fast suite (no transformers), the
+transformers tests on the newest affected release of each patch and on the newest release (installed by uv, and once
+by pip), and hfpatch as a pipx/uvx tool. `nox -t matrix` runs the fast suite on the other Pythons, the README's
+snippets, and the per-release proof on every release the catalog lists. `.ci/run` runs both. `nox -s mutants`
+measures the fast suite against hand-written defects; `nox -s bench` prints what check and apply cost.
 """
 
 from __future__ import annotations
@@ -29,16 +29,17 @@ MATRIX: dict[str, list[str]] = _RELEASES["MATRIX"]
 REPRESENTATIVES: dict[str, list[str]] = _RELEASES["REPRESENTATIVES"]
 NEWEST_AFFECTED: dict[str, str] = _RELEASES["NEWEST_AFFECTED"]
 INSTALLED_BY_PIP: list[str] = _RELEASES["INSTALLED_BY_PIP"]
+def _version(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.split("."))
+
+
+EVERY_RELEASE: list[str] = sorted({release for releases in MATRIX.values() for release in releases}, key=_version)
 PER_RELEASE_TESTS = [
     "tests/test_every_patch.py",
     "tests/test_release.py",
     "tests/test_regression.py",
     "tests/test_verify.py",
 ]
-
-
-def _version(release: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in release.split("."))
 
 
 def _let_pyenv_shims_find_every_python() -> None:
@@ -59,9 +60,16 @@ def _install_hfpatch(session: nox.Session) -> None:
     session.install(".", *nox.project.dependency_groups(PYPROJECT, "test"))
 
 
-@nox.session(python=[MAIN_PYTHON, *OTHER_PYTHONS])
+@nox.session(python=MAIN_PYTHON)
 def fast(session: nox.Session) -> None:
     """The whole suite where transformers is absent: the pure core, the engine on made-up distributions."""
+    _install_hfpatch(session)
+    session.run("pytest", *WORKERS, *session.posargs, env={"HFPATCH_EXPECT_TRANSFORMERS": "none"})
+
+
+@nox.session(python=OTHER_PYTHONS, tags=["matrix"], default=False)
+def other_pythons(session: nox.Session) -> None:
+    """The same suite on every other supported Python."""
     _install_hfpatch(session)
     session.run("pytest", *WORKERS, *session.posargs, env={"HFPATCH_EXPECT_TRANSFORMERS": "none"})
 
@@ -91,15 +99,15 @@ def transformers_pip(session: nox.Session, release: str) -> None:
     _transformers_session(session, release, "pip", [])
 
 
-@nox.session(python=MAIN_PYTHON, tags=["releases"], default=False)
-@nox.parametrize("release", sorted({release for releases in MATRIX.values() for release in releases}, key=_version))
+@nox.session(python=MAIN_PYTHON, tags=["matrix"], default=False)
+@nox.parametrize("release", EVERY_RELEASE)
 def release(session: nox.Session, release: str) -> None:
     """The per-release proof on one release: its file is a known form, the real loader before and after apply and
     after revert, verify."""
     _transformers_session(session, release, "uv", PER_RELEASE_TESTS)
 
 
-@nox.session(python=MAIN_PYTHON)
+@nox.session(python=MAIN_PYTHON, tags=["matrix"], default=False)
 def readme(session: nox.Session) -> None:
     """The README's first command, its Dockerfile and its CI lines, run as written in fresh venvs."""
     _install_hfpatch(session)

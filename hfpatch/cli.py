@@ -29,8 +29,9 @@ Operation = Callable[[Patch, Python, "Installation | None", Options], engine.Out
 EXIT_CODES = """\
 exit codes:
   0  everything is as it must be (patched where needed, not needed elsewhere)
-  1  action needed: check, verify and list found the bug live or unpatched, an
-     interrupted run, or stale bytecode; check --fail-on-obsolete an obsolete patch
+  1  action needed: check or verify found the bug live or unpatched, an
+     interrupted run, or stale bytecode; check --fail-on-obsolete found every
+     patch fixed upstream or not applicable (the apply step is dead)
   2  error or refusal, nothing touched: unexpected or edited code, a linked or
      read-only target, a bad --python, no catalog distribution installed, bad input"""
 
@@ -44,11 +45,13 @@ class EnvironmentResult:
         self.installations: dict[str, Installation | None] = {}
         self.outcomes: list[engine.Outcome] = []
         self.error: str | None = None
+        self.obsolete: str | None = None  # check --fail-on-obsolete: why the environment needs hfpatch no more
 
     @property
     def exit_code(self) -> ExitCode:
         codes = [outcome.exit_code for outcome in self.outcomes]
-        return max([ExitCode.ERROR if self.error else ExitCode.OK, *codes])
+        obsolete = ExitCode.ACTION_NEEDED if self.obsolete else ExitCode.OK
+        return max([ExitCode.ERROR if self.error else ExitCode.OK, obsolete, *codes])
 
 
 def run(
@@ -70,6 +73,21 @@ def run(
         if command != "list" and _found_nothing(result):
             result.error = _nothing_installed(command, result.python, patches)
     return results
+
+
+# Conditions that leave `hfpatch apply` nothing to do, now or ever, in an environment.
+_DEAD = {Condition.FIXED_UPSTREAM, Condition.NOT_APPLICABLE, Condition.NOT_INSTALLED}
+
+
+def flag_obsolete(results: Sequence[EnvironmentResult]) -> None:
+    """check --fail-on-obsolete: an environment where every patch is fixed upstream or not applicable, one at least
+    fixed upstream, has a dead `hfpatch apply` step. A patch obsolete beside one still needed is no such thing."""
+    for result in results:
+        conditions = {outcome.condition for outcome in result.outcomes}
+        if conditions and conditions <= _DEAD and Condition.FIXED_UPSTREAM in conditions:
+            result.obsolete = (
+                "every patch is fixed upstream or not applicable here, so `hfpatch apply` does nothing: remove it"
+            )
 
 
 def _found_nothing(result: EnvironmentResult) -> bool:
@@ -127,6 +145,8 @@ def render_text(results: Sequence[EnvironmentResult], show_diff: bool, out: Text
                 print(f"    note: {note}", file=out)
             if show_diff and outcome.diff:
                 out.write(outcome.diff)
+        if result.obsolete:
+            print(f"  obsolete: {result.obsolete}", file=out)
         if result.error:
             print(f"hfpatch: error: {result.error}", file=sys.stderr)
 
@@ -166,6 +186,7 @@ def _environment_json(result: EnvironmentResult) -> dict[str, Any]:
         "python": python.executable if python else result.requested,
         "python_version": python.version if python else None,
         "error": result.error,
+        "obsolete": result.obsolete,
         "exit_code": int(result.exit_code),
         "patches": [_outcome_json(outcome) for outcome in result.outcomes],
     }
@@ -240,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument(
                 "--fail-on-obsolete",
                 action="store_true",
-                help="exit 1 where upstream already has the fix, so that a dead `hfpatch apply` gets removed",
+                help="exit 1 where every patch is fixed upstream or not applicable, so that a dead `hfpatch apply` "
+                "gets removed",
             )
     _add_new_parser(commands)
     return parser
@@ -372,10 +394,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = Options(
             dry_run=getattr(args, "dry_run", False),
             force=getattr(args, "force", False),
-            fail_on_obsolete=getattr(args, "fail_on_obsolete", False),
             suggest=suggestion(args.pythons, args.patch_ids, args.catalogs),
         )
         results = run(args.command, args.pythons, patches, _operation(args.command), options)
+        if getattr(args, "fail_on_obsolete", False):
+            flag_obsolete(results)
     except HfpatchError as error:
         print(f"hfpatch: error: {error}", file=sys.stderr)
         return int(error.exit_code)

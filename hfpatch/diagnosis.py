@@ -11,6 +11,7 @@ from hfpatch import classify, wheelrecord
 from hfpatch.catalog import Verdict
 from hfpatch.errors import ExitCode, UnexpectedCode
 from hfpatch.facts import Facts
+from hfpatch.state import Phase
 
 # The command a user should run next, spelt with the options they gave (--python, --patch, --catalog).
 Suggest = Callable[[str], str]
@@ -166,13 +167,13 @@ def _with_state(facts: Facts, suggest: Suggest) -> Diagnosis:
         lagging = _record_lags(facts, source)
         if lagging is None and facts.stale_bytecode:
             lagging = f"stale bytecode {facts.stale_bytecode[0]} would run"
-        if saved.phase == "applied" and lagging is None:
+        if saved.phase == Phase.APPLIED.value and lagging is None:
             summary = f"hfpatch {saved.hfpatch_version} patched {facts.file} on {saved.applied_at}"
             return Diagnosis(Condition.APPLIED, summary, notes)
         finding, advice = _interrupted(saved.phase, lagging, suggest)
         return Diagnosis(Condition.INCOMPLETE, finding, notes, lagging=lagging, advice=advice)
     if digest == saved.before_sha256:
-        if saved.phase != "applied":
+        if saved.phase != Phase.APPLIED.value:
             finding, advice = _interrupted(saved.phase, None, suggest)
             return Diagnosis(Condition.INCOMPLETE, finding, notes, advice=advice)
         summary = f"{facts.file} holds the original code again (was {patch.distribution} reinstalled?)"
@@ -183,9 +184,9 @@ def _with_state(facts: Facts, suggest: Suggest) -> Diagnosis:
 
 
 def _interrupted(phase: str, lagging: str | None, suggest: Suggest) -> tuple[str, str]:
-    if phase == "reverting":
+    if phase == Phase.REVERTING.value:
         return "a revert was interrupted", f"run `{suggest('revert')}` to finish it, or `{suggest('apply')}`"
-    if phase == "applying":
+    if phase == Phase.APPLYING.value:
         return "an apply was interrupted", f"run `{suggest('apply')}` to finish it, or `{suggest('revert')}`"
     return f"the patched file is in place, but {lagging}", f"run `{suggest('apply')}` to finish"
 

@@ -18,6 +18,7 @@ from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, StateError, TargetError
 from hfpatch.facts import Facts
 from hfpatch.plan import Plan, Step
+from hfpatch.state import Phase
 
 LOCK_TIMEOUT = 120.0
 
@@ -83,8 +84,8 @@ def _drive_to_patched(facts: Facts, installation: Installation) -> list[str]:
     elif facts.backup is None:
         state.save_backup(installation.root, patch.id, original)  # the file was the original: keep it again
     try:
-        state.save(installation.root, saved._replace(phase="applying"))
-        fault_point("apply:after-record-applying")
+        state.save(installation.root, saved._replace(phase=Phase.APPLYING.value))
+        fault_point("apply:after-state-applying")
         if files.read_bytes(file) != new:
             files.write_atomically(file, new)
         fault_point("apply:after-write")
@@ -92,7 +93,7 @@ def _drive_to_patched(facts: Facts, installation: Installation) -> list[str]:
         fault_point("apply:after-RECORD")
         notes = refresh_bytecode(installation.python, file)
         fault_point("apply:after-bytecode")
-        state.save(installation.root, saved._replace(phase="applied"))
+        state.save(installation.root, saved._replace(phase=Phase.APPLIED.value))
     except HfpatchError:
         _roll_back(installation, facts, saved, original, fresh)
         raise
@@ -119,8 +120,8 @@ def _drive_to_original(facts: Facts, installation: Installation) -> list[str]:
     assert saved is not None and facts.source is not None
     original = facts.source if hashlib.sha256(facts.source).hexdigest() == saved.before_sha256 else facts.backup
     assert original is not None
-    state.save(installation.root, saved._replace(phase="reverting"))
-    fault_point("revert:after-record-reverting")
+    state.save(installation.root, saved._replace(phase=Phase.REVERTING.value))
+    fault_point("revert:after-state-reverting")
     if files.read_bytes(file) != original:
         files.write_atomically(file, original)
     fault_point("revert:after-write")
@@ -146,7 +147,7 @@ def _new_state(facts: Facts, installation: Installation, original: bytes, new: b
         before_sha256=hashlib.sha256(original).hexdigest(),
         after_sha256=hashlib.sha256(new).hexdigest(),
         record_line_before=facts.record_line,
-        phase="applying",
+        phase=Phase.APPLYING.value,
     )
 
 

@@ -105,7 +105,7 @@ def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
                 if os.geteuid() == 0:
                     os.fchown(handle.fileno(), owner.st_uid, owner.st_gid)
                 os.fsync(handle.fileno())
-            temporary.replace(path)
+            os.replace(temporary, path)  # noqa: PTH105 - the rename itself, spelt as the atomic write's steps are
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()

@@ -23,7 +23,7 @@ def describe(package: str) -> dict[str, Any]:
         "magic": importlib.util.MAGIC_NUMBER.hex(),
         "package_dir": locations[0] if spec is not None and spec.origin and locations else None,
         "found": spec is not None,
-        # Where an uninstalled package's hfpatch record may still lie (site-packages, PYTHONPATH entries).
+        # Where an uninstalled package's hfpatch state may still lie (site-packages, PYTHONPATH entries).
         # os.path.isdir, not Path.is_dir: an entry this user may not search (EACCES) is no directory to it either.
         "search_path": [entry for entry in sys.path if entry and os.path.isdir(entry)],  # noqa: PTH112
         "prefix": sys.prefix,

@@ -44,7 +44,6 @@ class Step(enum.Enum):
 class Options(NamedTuple):
     dry_run: bool = False
     force: bool = False
-    fail_on_obsolete: bool = False
     suggest: Suggest = plain
 
 
@@ -57,10 +56,7 @@ class Plan(NamedTuple):
 
 def plan(command: Command, diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
     if command is Command.CHECK:
-        code = CHECK_EXIT[diagnosis.condition]
-        if options.fail_on_obsolete and diagnosis.condition is Condition.FIXED_UPSTREAM:
-            code = ExitCode.ACTION_NEEDED
-        return Plan(Action.CHECKED, code, diagnosis.summary)
+        return Plan(Action.CHECKED, CHECK_EXIT[diagnosis.condition], diagnosis.summary)
     if command is Command.APPLY:
         return _apply(diagnosis, facts)
     return _revert(diagnosis, facts, options)

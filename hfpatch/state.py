@@ -12,6 +12,7 @@ Layout, in the directory that holds the patched package (site-packages):
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import re
 import shutil
@@ -23,6 +24,14 @@ from hfpatch.files import describe_os_error, make_directory, write_atomically
 
 SCHEMA = 1
 STATE_DIR = ".hfpatch"
+
+
+class Phase(enum.Enum):
+    """Where apply or revert got to: written to the state before the file, so a killed run can be finished."""
+
+    APPLYING = "applying"
+    APPLIED = "applied"
+    REVERTING = "reverting"
 
 
 class State(NamedTuple):
@@ -38,7 +47,7 @@ class State(NamedTuple):
     after_sha256: str
     # The distribution's RECORD line of the file before apply, restored by revert; None when RECORD does not list it.
     record_line_before: str | None
-    # "applying" until every step of apply is done, "reverting" once revert has begun, else "applied".
+    # A Phase's value: "applying" until every step of apply is done, "reverting" once revert has begun, else "applied".
     phase: str
 
 
@@ -87,7 +96,7 @@ def parse(text: str, path: Path, patch_id: str) -> State:
     if data["schema"] > SCHEMA:
         raise StateError(
             f"hfpatch's state {path} was written by a newer hfpatch ({data.get('hfpatch_version', 'unknown')}, "
-            f"record schema {data['schema']}); upgrade hfpatch to act on this environment."
+            f"state schema {data['schema']}); upgrade hfpatch to act on this environment."
         )
     names = set(State._fields)
     if set(data) != names or not _well_typed(data) or not _consistent(data, patch_id):
@@ -124,16 +133,16 @@ def _well_typed(data: dict[str, Any]) -> bool:
     return (
         all(isinstance(data[key], str) for key in strings)
         and all(data[key] is None or isinstance(data[key], str) for key in optional)
-        and data["phase"] in {"applying", "applied", "reverting"}
+        and data["phase"] in {phase.value for phase in Phase}
     )
 
 
-def save(root: Path, record: State) -> None:
-    make_directory(patch_dir(root, record.patch))
+def save(root: Path, saved: State) -> None:
+    make_directory(patch_dir(root, saved.patch))
 
-    text = json.dumps(record._asdict(), indent=2, sort_keys=True) + "\n"
-    parse(text, state_path(root, record.patch), record.patch)  # never persist what could not be read back
-    write_atomically(state_path(root, record.patch), text.encode("utf-8"), mode=0o644)
+    text = json.dumps(saved._asdict(), indent=2, sort_keys=True) + "\n"
+    parse(text, state_path(root, saved.patch), saved.patch)  # never persist what could not be read back
+    write_atomically(state_path(root, saved.patch), text.encode("utf-8"), mode=0o644)
 
 
 def save_backup(root: Path, patch_id: str, data: bytes) -> None:
@@ -151,7 +160,7 @@ def load_backup(root: Path, patch_id: str) -> bytes | None:
 
 
 def discard(root: Path, patch_id: str) -> None:
-    """Drop the record first, then the backup: a crash in between leaves a backup without a record, never the
+    """Drop the state first, then the backup: a crash in between leaves a backup without a state, never the
     reverse."""
     directory = patch_dir(root, patch_id)
     try:

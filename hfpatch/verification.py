@@ -51,8 +51,6 @@ def _with(diagnosed: engine.Outcome, action: str, code: ExitCode, message: str) 
 
 
 def _context(diagnosed: engine.Outcome) -> str:
-    if diagnosed.condition is Condition.FIXED_UPSTREAM:
-        return "this release has the upstream fix, no patch needed"
     if diagnosed.condition is Condition.APPLIED:
         return "the patch is applied and in effect"
     return diagnosed.message

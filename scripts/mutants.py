@@ -63,8 +63,8 @@ MUTANTS = [
         "write-in-place",
         "the new file is a new inode (hard links keep their bytes), replaced atomically",
         "hfpatch/files.py",
-        "            temporary.replace(path)\n",
-        "            path.write_bytes(data)\n",
+        "            os.replace(temporary, path)  # noqa: PTH105",
+        "            path.write_bytes(data)  # noqa: PTH105",
     ),
     Mutant(
         "revert-over-edits",

@@ -248,7 +248,7 @@ STATE_DAMAGE = [
     pytest.param(_edited(_escaping_target), CORRUPT, id="target-escapes"),
     pytest.param(
         _edited(lambda saved: saved.update(schema=2, hfpatch_version="9.0", new_field=[1])),
-        "was written by a newer hfpatch (9.0, record schema 2); upgrade hfpatch",
+        "was written by a newer hfpatch (9.0, state schema 2); upgrade hfpatch",
         id="newer-schema",
     ),
     pytest.param(lambda data: b"\xff\xfe" + data, "cannot read hfpatch's state", id="not-utf-8"),

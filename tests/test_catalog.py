@@ -46,9 +46,17 @@ def builtin() -> Patch:
 # ------------------------------------------------------------------------------------------- the built-in entry
 
 
-def test_the_builtin_catalog_of_a_checkout_is_patches_beside_the_package() -> None:
+def test_the_builtin_catalog_is_patches_beside_a_checkout_and_inside_a_wheel() -> None:
     repository = Path(__file__).resolve().parent.parent
-    assert catalog.builtin_catalog() == repository / "patches"
+    package = Path(catalog.__file__).resolve().parent
+    if package == repository / "hfpatch":  # run from the checkout
+        assert catalog.builtin_catalog() == repository / "patches"
+    else:  # an installed wheel: the checkout's patches/ ships as hfpatch/patches
+        assert catalog.builtin_catalog() == package / "patches"
+        shipped = sorted(path.relative_to(package / "patches") for path in (package / "patches").rglob("*.*"))
+        assert shipped == sorted(
+            path.relative_to(repository / "patches") for path in (repository / "patches").rglob("*.*")
+        )
     assert BUILTIN_ID in catalog.entry_dirs([catalog.builtin_catalog()])
 
 

@@ -342,7 +342,6 @@ class Expected:
     revert: Planned
     forced: Planned  # revert --force
     check: ExitCode
-    obsolete: ExitCode  # check --fail-on-obsolete
     notes: str | None = None  # a part of the only note, if any
 
 
@@ -354,11 +353,10 @@ def expect(
     revert: Planned,
     *,
     forced: Planned | None = None,
-    obsolete: ExitCode | None = None,
     notes: str | None = None,
 ) -> Expected:
     check = CHECK_CODE[condition]
-    return Expected(condition, finding, advice, apply, revert, forced or revert, check, obsolete or check, notes)
+    return Expected(condition, finding, advice, apply, revert, forced or revert, check, notes)
 
 
 STALE_NOTE = "the next `hfpatch apply --python /x` or `hfpatch revert --python /x` clears it"
@@ -527,7 +525,6 @@ SCENARIOS = [
             "the patch is obsolete here: remove `hfpatch apply` from your build",
             NOTHING,
             NOTHING,
-            obsolete=ACTION_NEEDED,
         ),
         id="fixed-upstream",
     ),
@@ -539,7 +536,6 @@ SCENARIOS = [
             "the patch is obsolete here",
             NOTHING,
             NOTHING,
-            obsolete=ACTION_NEEDED,
         ),
         id="fixed-upstream-fresh-unchecked-bytecode",
     ),
@@ -551,7 +547,6 @@ SCENARIOS = [
             "the patch is obsolete here",
             (Action.NOTHING, OK, (Step.CLEAR_STATE,)),
             CLEAR,
-            obsolete=ACTION_NEEDED,
             notes=f"stale state: hfpatch patched toypkg 1.0, and 2.0 is installed now; {STALE_NOTE}",
         ),
         id="fixed-upstream-stale-state-of-1.0",
@@ -686,7 +681,6 @@ def test_each_command_plans_for_the_condition(
     assert planned(Command.REVERT) == expected.revert
     assert planned(Command.REVERT, force=True) == expected.forced
     assert planned(Command.CHECK) == (Action.CHECKED, expected.check, ())
-    assert planned(Command.CHECK, fail_on_obsolete=True) == (Action.CHECKED, expected.obsolete, ())
 
 
 @pytest.mark.parametrize(("scenario", "expected"), SCENARIOS)

@@ -447,3 +447,32 @@ def test_main_in_process_acts_on_the_interpreter_given_with_python(
     revert = in_process(site, monkeypatch, capsys, "revert")
     assert (revert.code, result(revert)[0]) == (0, "reverted")
     assert site.file.read_bytes() == BUGGY
+
+
+def _with_an_old_patch(site: ToySite) -> None:
+    """A second entry for toypkg whose fix shipped in 0.9: obsolete on every release the site can hold."""
+    old = site.catalog / "toypkg-old"
+    shutil.copytree(site.catalog / PATCH_ID, old)
+    toml = (old / "patch.toml").read_text(encoding="utf-8")
+    toml = toml.replace(f'id = "{PATCH_ID}"', 'id = "toypkg-old"').replace('fixed_in = "2.0"', 'fixed_in = "0.9"')
+    (old / "patch.toml").write_text(toml.replace('first_defined_in = "0.5"', 'first_defined_in = "0.1"'), "utf-8")
+
+
+@pytest.mark.parametrize(
+    ("version", "apply_first", "expected"),
+    [
+        pytest.param("1.0", True, 0, id="one-patch-applied-one-obsolete"),
+        pytest.param("2.0", False, 1, id="every-patch-obsolete"),
+    ],
+)
+def test_fail_on_obsolete_fails_only_where_apply_has_nothing_left_to_do(
+    tmp_path: Path, version: str, apply_first: bool, expected: int
+) -> None:
+    site = make_site(tmp_path, version=version)
+    _with_an_old_patch(site)
+    if apply_first:
+        assert site.run("apply").code == 0
+    done = site.run("check", "--fail-on-obsolete", "--patch", "toypkg-old")
+    assert done.code == expected, done.out + done.err
+    assert ("obsolete: every patch is fixed upstream or not applicable here" in done.out) is bool(expected)
+    assert "toypkg-old: fixed-upstream:" in done.out

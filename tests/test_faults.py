@@ -37,13 +37,13 @@ LOCK_WAIT_BOUND = 60.0
 
 APPLY_FAULTS = [
     "apply:after-backup",
-    "apply:after-record-applying",
+    "apply:after-state-applying",
     "apply:after-write",
     "apply:after-RECORD",
     "apply:after-bytecode",
 ]
 REVERT_FAULTS = [
-    "revert:after-record-reverting",
+    "revert:after-state-reverting",
     "revert:after-write",
     "revert:after-RECORD",
     "revert:after-bytecode",
@@ -196,11 +196,11 @@ class Fault:
 
 FAULT_TABLE = [
     Fault("apply:after-backup", "original", "before", None, "original", "needs-patch"),
-    Fault("apply:after-record-applying", "original", "before", "applying", "original", "incomplete"),
+    Fault("apply:after-state-applying", "original", "before", "applying", "original", "incomplete"),
     Fault("apply:after-write", "patched", "before", "applying", "original", "incomplete"),
     Fault("apply:after-RECORD", "patched", "after", "applying", "original", "incomplete"),
     Fault("apply:after-bytecode", "patched", "after", "applying", "patched", "incomplete"),
-    Fault("revert:after-record-reverting", "patched", "after", "reverting", "patched", "incomplete"),
+    Fault("revert:after-state-reverting", "patched", "after", "reverting", "patched", "incomplete"),
     Fault("revert:after-write", "original", "after", "reverting", "patched", "incomplete"),
     Fault("revert:after-RECORD", "original", "before", "reverting", "patched", "incomplete"),
     Fault("revert:after-bytecode", "original", "before", "reverting", "original", "incomplete"),

@@ -32,6 +32,7 @@ USER = 4242
 _AS_USER = """
 import ast, contextlib, importlib, os, sys
 from pathlib import Path
+import gettext, locale  # argparse looks up translations while it builds the parser (Python 3.10 imports locale then)
 import hfpatch
 package = Path(hfpatch.__file__).parent
 for source in sorted(package.glob("*.py")):

@@ -66,7 +66,7 @@ def test_the_first_command_installs_applies_and_proves_the_fix(tmp_path: Path) -
 
 def test_the_dockerfile_builds(tmp_path: Path) -> None:
     """Each RUN step in a fresh venv standing for the image's Python, the COPY emulated from a clone."""
-    (dockerfile,) = _blocks("dockerfile")
+    (dockerfile,) = [block for block in _blocks("dockerfile") if block.startswith("FROM ")]
     image = tmp_path / "image"
     subprocess.run([sys.executable, "-m", "venv", str(image / "python")], check=True, timeout=300)
     env = _clean_env(PATH=f"{image / 'python' / 'bin'}{os.pathsep}{os.environ['PATH']}")
@@ -102,3 +102,26 @@ def test_the_ci_lines_run_and_say_what_they_promise(tmp_path: Path) -> None:
         command = line.split("#")[0].strip()
         done = _run(command, tmp_path, env)
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
+
+
+def test_the_own_catalog_lines_run(tmp_path: Path) -> None:
+    """The lines a team adds for its own catalog: a made-up distribution with a bug, and an entry for it."""
+    from toy import make_site
+
+    (lines,) = [block for block in _blocks("dockerfile") if "--catalog" in block]
+    toy = make_site(tmp_path / "toy")
+    context = tmp_path / "context"
+    shutil.copytree(toy.catalog, context / "hfpatches")
+    image = tmp_path / "image"
+    env = _clean_env(PYTHONPATH=str(toy.root), PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    for line in lines.strip().splitlines():
+        instruction, _, argument = line.partition(" ")
+        argument = argument.replace("/opt/", f"{image}/opt/").replace("hfpatch ", f"{sys.executable} -m hfpatch ")
+        if instruction == "COPY":
+            source, destination = argument.split()
+            shutil.copytree(context / source, Path(destination), dirs_exist_ok=True)
+        else:
+            assert instruction == "RUN", line
+            done = _run(argument, image, env)
+            assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
+            assert "toypkg-1: patched:" in done.stdout and "toypkg-1: verified:" in done.stdout
