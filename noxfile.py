@@ -29,6 +29,8 @@ MATRIX: dict[str, list[str]] = _RELEASES["MATRIX"]
 REPRESENTATIVES: dict[str, list[str]] = _RELEASES["REPRESENTATIVES"]
 NEWEST_AFFECTED: dict[str, str] = _RELEASES["NEWEST_AFFECTED"]
 INSTALLED_BY_PIP: list[str] = _RELEASES["INSTALLED_BY_PIP"]
+
+
 def _version(release: str) -> tuple[int, ...]:
     return tuple(int(part) for part in release.split("."))
 
