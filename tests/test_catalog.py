@@ -92,7 +92,8 @@ def test_every_form_names_its_releases_and_the_not_applicable_one_says_why(built
     (target,) = builtin.targets
     assert all(form.releases for form in target.forms)
     (not_applicable,) = [form for form in target.forms if form.verdict is Verdict.NOT_APPLICABLE]
-    assert "four arguments" in not_applicable.reason
+    assert "modules_needed) where the fix has" in not_applicable.reason
+    assert "would break its callers" in not_applicable.reason
 
 
 def test_the_needs_patch_file_form_knows_the_file_it_becomes(builtin: Patch) -> None:

@@ -92,7 +92,9 @@ def transformers_patch() -> Patch:
             FOUR_ARGUMENT,
             "5.9.0",
             Verdict.NOT_APPLICABLE,
-            "is the 5.8.0 to 5.9.0 code (four arguments: the two-argument fix would break its callers",
+            "is the 5.8.0 to 5.9.0 code (signature (pretrained_model_name_or_path, module_file, resolved_module_file, "
+            "modules_needed) where the fix has (pretrained_model_name_or_path, resolved_module_file): the fix would "
+            "break its callers",
             id="four-argument",
         ),
         pytest.param(FIXED, "5.13.0", Verdict.FIXED, "is the 5.13.0 to 5.24.0 code", id="fixed"),
