@@ -177,10 +177,13 @@ MUTANTS = [
 
 
 def _copy_project(where: Path) -> Path:
+    # The suite runs hfpatch as another user too (tests/test_ownership.py): the copy must be readable by all.
+    where.chmod(0o755)
     copy = where / "project"
     for name in ("hfpatch", "patches", "tests"):
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy2(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, copy / name)
     return copy
 
 
