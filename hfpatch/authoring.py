@@ -12,37 +12,27 @@ entry, or why there can be none. It decides, for every release, what the fixed t
   which the patch then inserts where it is absent;
 - otherwise: needs the patch, and the patched file is computed (hfpatch.rewrite) and recorded by digest.
 
-The shell around it (`run`) picks the releases, reads their wheels (hfpatch.wheels), prints the table, and writes the
-entry into a scratch directory that is renamed into place only once `hfpatch.catalog.load` reads it back unchanged and
-`hfpatch.classify` gives every release read the verdict of the table.
+hfpatch.newentry is the shell around it: it picks the releases, reads their wheels, prints the table and writes the
+entry. Only `hfpatch new` imports these modules.
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
 import builtins
+import difflib
 import enum
 import hashlib
-import re
-import shutil
 import symtable
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
 
-from hfpatch import catalog, classify, definitions
+from packaging.version import InvalidVersion, Version
+
+from hfpatch import catalog, classify, definitions, rewrite
 from hfpatch.catalog import Form, KnownFile, Patch, Target, Verdict
 from hfpatch.errors import HfpatchError, UnexpectedCode, UsageError
-
-if TYPE_CHECKING:
-    from packaging.version import Version
-
-    from hfpatch import wheels
-
-# hfpatch.cli imports this module for the `new` subparser on every run: what only `new` needs (libcst through
-# hfpatch.rewrite, packaging, pip's side of hfpatch.wheels, tempfile) is imported where it is used.
 
 
 class AuthoringError(HfpatchError):
@@ -139,8 +129,6 @@ class _Fix:
 
 
 def parse_version(text: str, option: str) -> Version:
-    from packaging.version import InvalidVersion, Version
-
     try:
         return Version(text)
     except InvalidVersion:
@@ -148,8 +136,6 @@ def parse_version(text: str, option: str) -> Version:
 
 
 def _sorted_releases(releases: Iterable[str]) -> list[str]:
-    from packaging.version import Version
-
     return sorted(releases, key=Version)
 
 
@@ -319,8 +305,6 @@ def _judge(
 
 
 def _changed_lines(found: definitions.Definition, fix: _Fix) -> str:
-    import difflib
-
     old, new = found.canonical.split("\n"), fix.definition.canonical.split("\n")
     opcodes = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
     changed = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in opcodes if tag != "equal")
@@ -590,18 +574,18 @@ def _split_forms(targets: Sequence[str], judged: Mapping[str, Mapping[str, _Judg
             if taking and refusing:
                 why = judged[refusing[0]][name].reason
                 return (
-                    f"{name} has the same text in {_range(taking)}, which can take the fix, and in "
-                    f"{_range(refusing)}, where {why}; one form cannot have both verdicts, so leave one side out "
+                    f"{name} has the same text in {release_span(taking)}, which can take the fix, and in "
+                    f"{release_span(refusing)}, where {why}; one form cannot have both verdicts, so leave one side out "
                     "with --since or --until; nothing written."
                 )
     return ""
 
 
-def _range(releases: Sequence[str]) -> str:
+def release_span(releases: Sequence[str]) -> str:
     return releases[0] if len(releases) == 1 else f"{releases[0]} to {releases[-1]}"
 
 
-def _lack(releases: Sequence[str]) -> str:
+def lack_phrase(releases: Sequence[str]) -> str:
     return "lacks" if len(releases) == 1 else "lack"
 
 
@@ -628,8 +612,6 @@ def _known_files(
             by_digest.setdefault(hashlib.sha256(text).hexdigest(), []).append(release)
     fix_text = texts[draft.fixed_in]
     fix_digest = hashlib.sha256(fix_text).hexdigest() if fix_text is not None else ""
-    from hfpatch import rewrite  # libcst
-
     known, notes = [], []
     for digest, releases in by_digest.items():
         verdict = outcomes[releases[0]][0]
@@ -638,9 +620,9 @@ def _known_files(
             try:
                 patched = hashlib.sha256(rewrite.patched(texts[releases[0]] or b"", draft)).hexdigest()
             except UnexpectedCode as error:
-                raise AuthoringError(f"cannot patch the {_range(releases)} {draft.file}: {error}.") from None
+                raise AuthoringError(f"cannot patch the {release_span(releases)} {draft.file}: {error}.") from None
             if patched == fix_digest:
-                notes.append(f"patched, the {_range(releases)} file is the {draft.fixed_in} file byte for byte")
+                notes.append(f"patched, the {release_span(releases)} file is the {draft.fixed_in} file byte for byte")
         kept = None if verdict == ABSENT else Verdict(verdict)
         known.append(KnownFile(digest, tuple(releases), kept, patched))
     return tuple(known), notes
@@ -650,8 +632,6 @@ def _check_entry(
     patch: Patch, texts: Mapping[str, bytes | None], outcomes: Mapping[str, tuple[str, str, object]]
 ) -> None:
     """hfpatch must read every release as the table says, and patch each one that needs it to the recorded digest."""
-    from hfpatch import rewrite
-
     for release, (verdict, _, _) in outcomes.items():
         text = texts[release]
         if text is None:
@@ -677,7 +657,7 @@ def _class_hints(
             for attribute in judgement.lacking:
                 lacking.setdefault(attribute, []).append(release)
     return [
-        f"{_range(releases)} {_lack(releases)} {attribute}, which the fix calls; add --target "
+        f"{release_span(releases)} {lack_phrase(releases)} {attribute}, which the fix calls; add --target "
         f"{meta.distribution}:{meta.module}:{attribute} to insert it and patch them too"
         for attribute, releases in lacking.items()
         if definitions.kind_of(fix_parsed, attribute) == "function"
@@ -752,259 +732,3 @@ def render_toml(patch: Patch, header: Sequence[str] = ()) -> str:
 
 
 # ------------------------------------------------------------------------------------------------- the command
-
-_DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
-_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
-_PULL = re.compile(r"https?://github\.com/([^/]+/[^/]+)/(?:pull|issues)/(\d+)/?")
-
-
-def parse_targets(values: Sequence[str]) -> tuple[str, str, list[str]]:
-    """(distribution, module, qualnames) of the --target options: one module of one distribution."""
-    parsed = []
-    for value in values:
-        parts = value.split(":")
-        if len(parts) != 3 or not all(parts):
-            raise UsageError(f"--target {value!r} is not DIST:MODULE:QUALNAME (e.g. transformers:transformers.x:f).")
-        distribution, module, name = parts
-        if not _DISTRIBUTION.fullmatch(distribution):
-            raise UsageError(f"--target {value!r}: {distribution!r} is not a distribution name.")
-        if not _MODULE.fullmatch(module):
-            raise UsageError(f"--target {value!r}: {module!r} is not a module name (dotted, like a.b.c).")
-        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)?", name, re.ASCII):
-            raise UsageError(f"--target {value!r}: {name!r} is not a function name or Class.method.")
-        parsed.append((distribution, module, name))
-    if len({(distribution.lower(), module) for distribution, module, _ in parsed}) != 1:
-        raise UsageError("every --target must name the same distribution and module: one patch edits one file.")
-    names = [name for _, _, name in parsed]
-    if len(set(names)) != len(names):
-        raise UsageError("a --target is given twice.")
-    return parsed[0][0], parsed[0][1], names
-
-
-@dataclass
-class _Reading:
-    """The releases read so far: each one's file, or why it could not be read."""
-
-    source: wheels.Releases
-    texts: dict[str, bytes | None] = field(default_factory=dict)
-    unavailable: dict[str, str] = field(default_factory=dict)
-    file: str = ""
-
-    def read(self, versions: Sequence[Version]) -> None:
-        from hfpatch import wheels
-
-        todo = [
-            version for version in versions if str(version) not in self.texts and str(version) not in self.unavailable
-        ]
-        for version, fetched in self.source.fetch(todo).items():
-            if fetched.path is None:
-                self.unavailable[str(version)] = fetched.why_not
-                continue
-            with wheels.Wheel(fetched.path) as wheel:
-                if wheel.version != version:
-                    raise AuthoringError(f"{fetched.path} holds {wheel.version}, not {version}.")
-                self.texts[str(version)] = wheel.read(self.file) if self.file else None
-
-
-def _locate_file(path: Path, module: str) -> str:
-    from hfpatch import wheels
-
-    with wheels.Wheel(path) as wheel:
-        for candidate in wheels.module_paths(module):
-            if wheel.has(candidate):
-                return candidate
-    paths = " or ".join(wheels.module_paths(module))
-    raise AuthoringError(f"{path.name} has no {paths}: is {module} a module of that distribution?")
-
-
-def _walk_back(reading: _Reading, older: Sequence[Version], targets: Sequence[str]) -> None:
-    """Read releases from the newest of `older` down, until one defines none of the targets."""
-    from packaging.version import Version
-
-    from hfpatch import wheels
-
-    batch_size = wheels.PARALLEL_DOWNLOADS
-    for start in range(0, len(older), batch_size):
-        batch = older[start : start + batch_size]
-        reading.read(batch)
-        for version in batch:
-            key = str(version)
-            if key in reading.texts and not defines_any(reading.texts[key], targets, key):
-                reading.texts = {
-                    release: text for release, text in reading.texts.items() if Version(release) >= version
-                }
-                reading.unavailable = {
-                    release: why for release, why in reading.unavailable.items() if Version(release) >= version
-                }
-                return
-
-
-def run(args: argparse.Namespace, out: TextIO) -> int:
-    """`hfpatch new`; raises HfpatchError (exit 2, nothing written) where it cannot write the entry."""
-    from hfpatch import wheels
-
-    patch_id: str = args.patch_id
-    if not catalog._ID.fullmatch(patch_id):
-        raise UsageError(f"{patch_id!r} cannot be an id: lowercase letters, digits, '.', '_' and '-' only.")
-    distribution, module, targets = parse_targets(args.targets)
-    fixed = parse_version(args.fixed_in, "--fixed-in")
-    since = None if args.since is None else parse_version(args.since, "--since")
-    until = None if args.until is None else parse_version(args.until, "--until")
-    named = [parse_version(release, "--release") for release in args.releases]
-    if since is not None and since > fixed:
-        raise UsageError(f"--since {since} is after --fixed-in {fixed}.")
-    catalog_dir = Path(args.catalog)
-    entry = catalog_dir / patch_id
-    if catalog_dir.exists() and not catalog_dir.is_dir():
-        raise UsageError(f"the catalog {catalog_dir} is not a directory; give --catalog a directory.")
-    if (entry.exists() or entry.is_symlink()) and not args.force:
-        raise UsageError(f"{entry} exists; give --force to replace it, or choose another PATCH_ID.")
-
-    pre = args.pre or fixed.is_prerelease
-    source: wheels.Releases
-    if args.find_links:
-        source = wheels.FindLinks(Path(args.find_links), distribution)
-    else:
-        source = wheels.PackageIndex(distribution, Path(args.cache) if args.cache else wheels.default_cache(), pre=pre)
-    listed = source.versions()
-    if not listed:
-        raise AuthoringError(f"no wheel of {distribution} in {source.where}; is the name right?")
-    versions = sorted(
-        {version for version in listed if pre or not version.is_prerelease or version == fixed} | set(named)
-    )
-    if fixed not in versions:
-        near = ", ".join(str(version) for version in versions[-8:])
-        raise UsageError(f"--fixed-in {fixed} is not a release of {distribution} in {source.where} (newest: {near}).")
-
-    reading = _Reading(source)
-    newer = [version for version in versions if version > fixed]
-    # The newest release is read in every default run: fetched beside the fixed one, pip's waits overlap.
-    fix_fetched = source.fetch([fixed, *newer[-1:]])[fixed]
-    if fix_fetched.path is None:
-        raise AuthoringError(f"cannot read {distribution} {fixed} (the --fixed-in release): {fix_fetched.why_not}.")
-    reading.file = _locate_file(fix_fetched.path, module)
-    reading.read([fixed])
-    meta = _meta(args, patch_id, distribution, module, reading.file, str(fixed), targets)
-    fixed_definitions(reading.texts[str(fixed)] or b"", meta, targets)  # before reading everything else
-
-    if args.all_releases:
-        reading.read(newer)
-    elif until is not None:
-        reading.read([version for version in newer if version <= until])
-    elif newer:
-        reading.read([newer[-1]])
-    older = [version for version in versions if version < fixed]
-    if since is not None:
-        reading.read([version for version in older if version >= since])
-    else:
-        _walk_back(reading, older[::-1], targets)
-    reading.read([version for version in named if version not in reading.texts])
-
-    authoring = author(reading.texts, meta, targets, reading.unavailable)
-    print(f"{distribution} {module} ({reading.file}), {len(authoring.rows)} releases from {source.where}:", file=out)
-    print(render_table(authoring), file=out)
-    for note in authoring.notes:
-        print(f"note: {note}", file=out)
-    if authoring.missing:
-        raise AuthoringError(_not_safe(meta, authoring.missing))
-    if authoring.refusal:
-        raise AuthoringError(authoring.refusal)
-    if authoring.patch is None:
-        raise AuthoringError(
-            "no release read needs the patch: each has the fix, lacks the targets, or cannot take the fix (see the "
-            "table); nothing written."
-        )
-    header = _header(meta, authoring, source.where)
-    written = write_entry(catalog_dir, authoring.patch, header, force=args.force)
-    forms = sum(len(target.forms) for target in authoring.patch.targets)
-    targets_written = len(authoring.patch.targets)
-    files = len(authoring.patch.known_files)
-    print(f"wrote {written} ({_count(targets_written, 'target')}, {_count(forms, 'form')}, {files} files)", file=out)
-    if (catalog.builtin_catalog() / patch_id / "patch.toml").is_file():
-        print(
-            f"note: the built-in catalog has an entry {patch_id} too; hfpatch refuses two entries with one id, so "
-            "rename this one to use it beside the built-in catalog.",
-            file=out,
-        )
-    print(
-        f'no probe: `hfpatch verify` reports "no probe" for {patch_id}. To add one, write {written}/probe.py, a '
-        "script run in the target interpreter whose last stdout line is JSON with ok, bug, error_type, error and "
-        f'loader_file (see the built-in transformers-46618/probe.py), and add probe = "probe.py" to patch.toml.',
-        file=out,
-    )
-    return 0
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
-def _meta(
-    args: argparse.Namespace, patch_id: str, distribution: str, module: str, file: str, fixed: str, targets: list[str]
-) -> Meta:
-    url = args.upstream or f"https://pypi.org/project/{distribution}/{fixed}/"
-    pull = _PULL.fullmatch(url)
-    # What messages call the fix ("the bug <upstream> fixed in <fixed_in>"): owner/repo#N, the URL, or the id.
-    upstream = f"{pull[1]}#{pull[2]}" if pull else url if args.upstream else patch_id
-    title = args.title or f"{', '.join(targets)} in {module}, as fixed in {distribution} {fixed}"
-    return Meta(patch_id, title, upstream, url, distribution, module, file, fixed)
-
-
-def _not_safe(meta: Meta, missing: Sequence[Missing]) -> str:
-    sentences = []
-    for item in missing:
-        lacking = (
-            f"the fix of {', '.join(item.users)} uses {item.name}, which {_range(item.releases)} {_lack(item.releases)}"
-        )
-        if item.kind_in_fix == "function":
-            advice = f"add --target {meta.distribution}:{meta.module}:{item.name} to insert it with the patch"
-        elif item.kind_in_fix is None:
-            advice = f"the {meta.fixed_in} module does not bind it either (a builtin of a newer Python?)"
-        else:
-            article = "an" if item.kind_in_fix[0] in "aeiou" else "a"
-            advice = f"it is {article} {item.kind_in_fix} in {meta.fixed_in}, which hfpatch new cannot insert"
-        sentences.append(f"{lacking}; {advice}")
-    return (
-        f"not safe to backport as it stands: {'; '.join(sentences)} (or leave those releases out with --since); "
-        "nothing written."
-    )
-
-
-def _header(meta: Meta, authoring: Authoring, where: str) -> list[str]:
-    releases = [row.release for row in authoring.rows if row.verdict != SKIPPED]
-    return [
-        f"{meta.title}: {meta.upstream}, as data.",
-        f"Written by `hfpatch new` from the wheels of {meta.distribution} {_range(releases)} ({where}).",
-        'No probe yet: add probe.py and `probe = "probe.py"` for `hfpatch verify`.',
-    ]
-
-
-def write_entry(catalog_dir: Path, patch: Patch, header: Sequence[str], *, force: bool) -> Path:
-    """Write the entry beside its place, read it back, then rename it in: a reader sees no entry or a whole one."""
-    import tempfile
-
-    final = catalog_dir / patch.id
-    try:
-        catalog_dir.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f".{patch.id}.new-", dir=catalog_dir))
-    except OSError as error:
-        raise AuthoringError(f"cannot write into {catalog_dir}: {error.strerror or error}.") from None
-    try:
-        staged = scratch / patch.id
-        (staged / "fixed").mkdir(parents=True)
-        for target in patch.targets:
-            (staged / fixed_path(target)).write_text(target.fixed_text + "\n", encoding="utf-8")
-        (staged / "patch.toml").write_text(render_toml(patch, header), encoding="utf-8")
-        loaded = catalog.load(staged)
-        if loaded._replace(directory=patch.directory) != patch:
-            raise AuthoringError(f"the entry read back from {staged} differs from the one written (a bug).")
-        if final.exists() or final.is_symlink():
-            if not force:
-                raise UsageError(f"{final} exists; give --force to replace it.")
-            final.rename(scratch / "replaced")
-        staged.rename(final)
-    except OSError as error:
-        raise AuthoringError(f"cannot write {final}: {error.strerror or error}.") from None
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return final

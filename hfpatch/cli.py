@@ -387,9 +387,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(list(argv) if argv is not None else sys.argv[1:])
         if args.command == "new":
             # Each command loads what it needs: `new` reads wheels and rewrites, which `check` never pays for.
-            from hfpatch import authoring
+            from hfpatch import newentry
 
-            return authoring.run(args, sys.stdout)
+            return newentry.run(args, sys.stdout)
         patches = select(args.patch_ids, args.catalogs)
         options = Options(
             dry_run=getattr(args, "dry_run", False),

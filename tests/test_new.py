@@ -759,5 +759,13 @@ def test_check_loads_neither_new_nor_the_rewrite() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(done.stderr.split())
     assert "hfpatch.cli" in loaded
-    heavy = {"libcst", "hfpatch.authoring", "hfpatch.wheels", "hfpatch.rewrite", "difflib", "zipfile", "tempfile"}
+    heavy = {
+        "libcst",
+        "hfpatch.authoring",
+        "hfpatch.newentry",
+        "hfpatch.wheels",
+        "hfpatch.rewrite",
+        "difflib",
+        "zipfile",
+    }
     assert not {name for name in loaded if name in heavy or name.split(".")[0] in heavy}
