@@ -212,7 +212,7 @@ def _suite(copy: Path) -> tuple[int, str]:
         "-p",
         "no:cacheprovider",
         "-m",
-        "not transformers",
+        "not transformers and not readme",
         # The packaging tests build and install a wheel of the checkout: no mutant of the code speaks to them.
         "--ignore=tests/test_packaging.py",
     ]
