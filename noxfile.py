@@ -104,8 +104,7 @@ def transformers_pip(session: nox.Session, release: str) -> None:
 @nox.session(python=MAIN_PYTHON, tags=["matrix"], default=False)
 @nox.parametrize("release", EVERY_RELEASE)
 def release(session: nox.Session, release: str) -> None:
-    """The per-release proof on one release: its file is a known form, the real loader before and after apply and
-    after revert, verify."""
+    """The per-release proof: the file is the known form, the real code fails, works after apply, fails after revert."""
     _transformers_session(session, release, "uv", PER_RELEASE_TESTS)
 
 

@@ -152,7 +152,14 @@ def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
     for index, catalog in enumerate(catalogs):
         if not catalog.is_dir():
             what = "is not a directory" if catalog.exists() else "does not exist"
-            raise CatalogError(f"the catalog {catalog} {what}; give --catalog a directory of patch entries.")
+            raise CatalogError(
+                f"the catalog {catalog} {what}; give --catalog (or {CATALOG_VARIABLE}) a directory of patch entries."
+            )
+        if index > 0 and (catalog / "patch.toml").is_file():
+            raise CatalogError(
+                f"{catalog} is a patch entry, not a catalog; give --catalog (or {CATALOG_VARIABLE}) the directory "
+                f"that holds it, {catalog.parent}."
+            )
         try:
             entries = sorted(catalog.iterdir())
         except OSError as error:

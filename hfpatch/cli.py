@@ -23,6 +23,8 @@ from hfpatch.errors import ExitCode, HfpatchError, UsageError
 from hfpatch.plan import Command, Options
 
 JSON_SCHEMA = 2
+# What hfpatch imports beyond the standard library; a checkout run without them gets a sentence, not a traceback.
+_DEPENDENCIES = {"libcst", "packaging", "tomli"}
 
 Operation = Callable[[Patch, Python, "Installation | None", Options], engine.Outcome]
 
@@ -68,8 +70,10 @@ def run(
         except HfpatchError as error:
             result.error = str(error)
             continue
+        # Advice names this environment's --python alone: another one given may need nothing, or not exist.
+        here = options._replace(suggest=options.suggest[given]) if isinstance(options.suggest, _Suggestion) else options
         for patch in patches:
-            result.outcomes.append(_run_one(result, result.python, patch, operation, options))
+            result.outcomes.append(_run_one(result, result.python, patch, operation, here))
         if command != "list" and _found_nothing(result):
             result.error = _nothing_installed(command, result.python, patches)
     return results
@@ -117,17 +121,25 @@ def _nothing_installed(command: str, python: Python, patches: Sequence[Patch]) -
     )
 
 
-def suggestion(pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str]) -> Callable[[str], str]:
+class _Suggestion:
     """The command to suggest, with the options the user gave, so that following it acts on the same thing."""
 
-    def suggest(command: str) -> str:
+    def __init__(self, pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str]) -> None:
+        self.pythons, self.patch_ids, self.catalogs = list(pythons), list(patch_ids), list(catalogs)
+
+    def __call__(self, command: str) -> str:
         words = ["hfpatch", command]
-        for option, values in (("--python", pythons), ("--patch", patch_ids), ("--catalog", catalogs)):
+        for option, values in (("--python", self.pythons), ("--patch", self.patch_ids), ("--catalog", self.catalogs)):
             for value in values:
                 words += [option, value]
         return shlex.join(words)
 
-    return suggest
+    def __getitem__(self, python: str | None) -> _Suggestion:
+        return _Suggestion([] if python is None else [python], self.patch_ids, self.catalogs)
+
+
+def suggestion(pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str]) -> _Suggestion:
+    return _Suggestion(pythons, patch_ids, catalogs)
 
 
 # ------------------------------------------------------------------------------------------------------- rendering
@@ -170,14 +182,18 @@ def _heading(result: EnvironmentResult) -> str:
 
 
 def render_json(command: str, results: Sequence[EnvironmentResult], out: TextIO) -> None:
-    document = {
+    print(json.dumps(_document(command, results), indent=2), file=out)
+
+
+def _document(command: str, results: Sequence[EnvironmentResult], error: str | None = None) -> dict[str, Any]:
+    return {
         "schema": JSON_SCHEMA,
         "hfpatch_version": hfpatch.__version__,
         "command": command,
-        "exit_code": int(exit_code(results)),
+        "exit_code": int(ExitCode.ERROR if error else exit_code(results)),
+        "error": error,
         "environments": [_environment_json(result) for result in results],
     }
-    print(json.dumps(document, indent=2), file=out)
 
 
 def _environment_json(result: EnvironmentResult) -> dict[str, Any]:
@@ -383,6 +399,7 @@ def _list_catalog(patches: Sequence[Patch], out: TextIO) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script; returns the exit code instead of exiting, so that tests can call it in process."""
+    args = None
     try:
         args = build_parser().parse_args(list(argv) if argv is not None else sys.argv[1:])
         if args.command == "new":
@@ -390,7 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from hfpatch import newentry
 
             return newentry.run(args, sys.stdout)
-        patches = select(args.patch_ids, args.catalogs)
+        patches = select(list(dict.fromkeys(args.patch_ids)), args.catalogs)
         options = Options(
             dry_run=getattr(args, "dry_run", False),
             force=getattr(args, "force", False),
@@ -401,7 +418,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             flag_obsolete(results)
     except HfpatchError as error:
         print(f"hfpatch: error: {error}", file=sys.stderr)
+        if args is not None and getattr(args, "as_json", False):  # a --json caller reads stdout: one document
+            print(json.dumps(_document(args.command, [], error=str(error)), indent=2))
         return int(error.exit_code)
+    except ModuleNotFoundError as error:
+        if error.name not in _DEPENDENCIES:
+            raise
+        # A checkout run with a Python that lacks hfpatch's dependencies (`check` needs none of them).
+        print(
+            f"hfpatch: error: this needs {error.name}, which {sys.executable} cannot import: "
+            f"`{sys.executable} -m pip install -e .` in the checkout installs it.",
+            file=sys.stderr,
+        )
+        return int(ExitCode.ERROR)
     except KeyboardInterrupt:
         print("hfpatch: interrupted", file=sys.stderr)
         return int(ExitCode.ERROR)
@@ -423,6 +452,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (`hfpatch list | head`): the work is done, and its exit code still holds.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError as error:
+        print(f"hfpatch: error: cannot write the output: {error.strerror or error}.", file=sys.stderr)
+        return int(ExitCode.ERROR)
     code = exit_code(results)
     if args.command == "list":
         code = ExitCode.ERROR if any(result.python is None for result in results) else ExitCode.OK

@@ -150,8 +150,9 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
         summary = (
             f"{patch.distribution} {installation.version} has the upstream fix ({patch.upstream}, in {patch.fixed_in})"
         )
-        advice = "the patch is obsolete here: remove `hfpatch apply` from your build"
-        return Diagnosis(Condition.FIXED_UPSTREAM, summary, notes, stale, advice=advice)
+        # Obsolete for this patch only: whether the apply step is dead is the environment's question (check
+        # --fail-on-obsolete), since another patch of the catalog may still need it.
+        return Diagnosis(Condition.FIXED_UPSTREAM, f"{summary}: this patch is obsolete here", notes, stale)
     summary = f"the code is already fixed ({found.detail}), but not by hfpatch: it holds no state of it"
     return Diagnosis(Condition.FIXED_OTHERWISE, summary, notes, stale)
 

@@ -29,6 +29,8 @@ class Outcome(NamedTuple):
     message: str
     notes: tuple[str, ...] = ()
     diff: str | None = None
+    # What the user should do about the condition, where anything (the diagnosis's advice).
+    advice: str | None = None
 
 
 def run(command: Command, patch: Patch, python: Python, installation: Installation | None, options: Options) -> Outcome:
@@ -69,6 +71,7 @@ def outcome(facts: Facts, diagnosis: Diagnosis, decided: Plan, notes: tuple[str,
         decided.exit_code,
         decided.message,
         (*diagnosis.notes, *notes),
+        advice=diagnosis.advice,
     )
 
 
@@ -76,7 +79,9 @@ def _perform(command: Command, facts: Facts, decided: Plan, options: Options) ->
     """Take the environment's lock, read and decide again under it, and carry out what that decision says."""
     installation = facts.installation
     if installation is None:  # only hfpatch's state of an uninstalled package: each root has its own lock
-        return outcome(facts, diagnose(facts, options.suggest), decided, executor.execute(decided, facts))
+        notes = executor.execute(decided, facts)
+        after = gather(facts.patch, facts.python, None)
+        return outcome(after, diagnose(after, options.suggest), decided, notes)
     with files.locked(state.lock_file(installation.root), executor.LOCK_TIMEOUT):
         facts, _, decided = decide(command, facts.patch, facts.python, installation, options)
         notes = executor.execute(decided, facts)

@@ -30,6 +30,9 @@ def verify(patch: Patch, python: Python, installation: Installation | None, opti
         # The release does not carry the code the patch is for: nothing of hfpatch's to prove, and a probe of a
         # later release can be slow (huggingface_hub 1.x retries a refused connection for most of a minute).
         return _with(diagnosed, "not-needed", CHECK_EXIT[diagnosed.condition], diagnosed.message)
+    if CHECK_EXIT[diagnosed.condition] is ExitCode.ERROR:
+        # Edited or unknown code, or hfpatch's own state in doubt: whatever a probe says, that is the news.
+        return diagnosed
     if patch.probe is None:
         message = f"{patch.id} is checked by its digests only ({diagnosed.message})"
         return _with(diagnosed, "no-probe", CHECK_EXIT[diagnosed.condition], message)
@@ -41,7 +44,8 @@ def verify(patch: Patch, python: Python, installation: Installation | None, opti
         return _with(diagnosed, "verified", ExitCode.OK, f"the real code works here{shadow}: {_context(diagnosed)}")
     failure = f"{result.get('error_type', 'failure')}: {result.get('error', 'no detail')}"
     if result.get("bug"):
-        message = f"the bug of {patch.upstream} is live here{shadow}: {failure}; {diagnosed.message}"
+        advice = f"; {diagnosed.advice}" if diagnosed.advice else ""
+        message = f"the bug of {patch.upstream} is live here{shadow}: {failure}{advice}"
         return _with(diagnosed, "verify-failed", ExitCode.ACTION_NEEDED, message)
     return _with(diagnosed, "verify-failed", ExitCode.ERROR, f"the real code failed{shadow}: {failure}")
 

@@ -219,6 +219,12 @@ class PackageIndex(Releases):
         # pip lists every non-yanked release (pre-releases only with --pre), whatever files each has.
         command = ["index", "versions", self.distribution, "--json", "--ignore-requires-python"]
         done = _pip([*command, "--pre"] if self.pre else command)
+        if done.returncode != 0 and "no such option: --json" in done.stderr:
+            raise WheelError(
+                f"listing releases from the package index needs pip 25.1 or newer (`pip index versions --json`), "
+                f"and {sys.executable} has an older one: `{sys.executable} -m pip install -U pip`, or download the "
+                "wheels yourself and give --find-links DIR."
+            )
         if done.returncode != 0:
             raise WheelError(f"pip finds no release of {self.distribution} ({_last_line(done.stderr)}).")
         try:

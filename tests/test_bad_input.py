@@ -16,21 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, Completed, ToySite, make_site, write_catalog
+from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, Completed, ToySite, make_site, tree, write_catalog
 
 from hfpatch import cli
 
 BUGGY, FIXED = BUGGY_MODULE.encode(), FIXED_MODULE.encode()
-
-
-def snapshot(root: Path) -> dict[str, tuple[int, int, int, int, str]]:
-    """Every entry below root, links not followed, by inode, mode, size, mtime and link text: a write changes one."""
-    found = {}
-    for path in sorted(root.rglob("*")):
-        info = path.lstat()
-        link = str(path.readlink()) if path.is_symlink() else ""
-        found[str(path.relative_to(root))] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, link)
-    return found
 
 
 @pytest.fixture
@@ -129,14 +119,14 @@ def test_what_cannot_be_acted_on_is_one_error_line_and_exit_2_touching_nothing(
     inputs = tmp_path / "input"
     inputs.mkdir()
     args, says = make(site, inputs)
-    before = snapshot(tmp_path)
+    before = tree(tmp_path)
     done = site.run(*args)
     assert (done.code, done.out) == (2, ""), done.out + done.err
     (line,) = done.err.splitlines()
     assert line.startswith("hfpatch: error: ")
     assert says in line
     assert '{"action"' not in line  # hfpatch's own request to the interpreter is no message for the user
-    assert snapshot(tmp_path) == before
+    assert tree(tmp_path) == before
 
 
 # ----------------------------------------------------------------------------- what one patch refuses: its result
@@ -202,7 +192,7 @@ def test_a_target_file_that_is_not_the_code_is_refused_and_kept(
     site: ToySite, run: Run, damage: Callable[[Path], object], condition: str, says: str
 ) -> None:
     damage(site.file)
-    before = snapshot(site.root)
+    before = tree(site.root)
     refused(run, ("check",), condition, says)
     for args in (("apply",), ("apply", "--dry-run")):
         refused(run, args, "refused", says)
@@ -217,7 +207,7 @@ def test_a_target_file_that_is_not_the_code_is_refused_and_kept(
     (entry,) = json.loads(document.out)["environments"][0]["patches"]
     assert (entry["condition"], entry["action"], entry["exit_code"]) == (condition, "refused", 2)
     assert says in entry["message"]
-    assert snapshot(site.root) == before
+    assert tree(site.root) == before
     assert not site.state_dir.exists()
 
 
@@ -261,11 +251,11 @@ def test_a_damaged_state_is_refused_by_every_command_and_kept(
 ) -> None:
     assert run("apply").code == 0
     site.state.write_bytes(damage(site.state.read_bytes()))
-    before = snapshot(site.root)
+    before = tree(site.root)
     refused(run, ("check",), "error", says)
     for args in (("apply",), ("apply", "--dry-run"), ("revert",), ("revert", "--force"), ("revert", "--dry-run")):
         refused(run, args, "refused", says)
-    assert snapshot(site.root) == before
+    assert tree(site.root) == before
 
 
 @pytest.mark.parametrize("damage", ["missing", "altered"])
@@ -279,7 +269,7 @@ def test_a_lost_backup_is_a_note_to_check_and_revert_refuses_touching_nothing(
     else:
         site.backup.write_bytes(BUGGY + b"# altered\n")
         says = f"hfpatch's backup {site.backup} is not the original any more"
-    before = snapshot(site.root)
+    before = tree(site.root)
     check = run("check")
     assert (check.code, result(check)[0]) == (0, "applied")  # the fix is in place and runs; the way back is gone
     assert f"    note: {says}" in check.out
@@ -287,7 +277,7 @@ def test_a_lost_backup_is_a_note_to_check_and_revert_refuses_touching_nothing(
     assert (apply.code, result(apply)[0]) == (0, "applied")
     for args in (("revert",), ("revert", "--force"), ("revert", "--dry-run")):
         refused(run, args, "refused", says)
-    assert snapshot(site.root) == before
+    assert tree(site.root) == before
     assert site.file.read_bytes() == FIXED
 
 

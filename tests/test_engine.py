@@ -29,6 +29,7 @@ from toy import (
     ToySite,
     make_site,
     record_hash,
+    tree,
     write_catalog,
 )
 
@@ -36,16 +37,6 @@ import hfpatch
 from hfpatch import cli
 
 BUGGY, FIXED = BUGGY_MODULE.encode(), FIXED_MODULE.encode()
-
-
-def snapshot(root: Path) -> dict[str, tuple[int, int, int, int, str]]:
-    """Every entry below root, links not followed, by inode, mode, size, mtime and link text: a write changes one."""
-    found = {}
-    for path in sorted(root.rglob("*")):
-        info = path.lstat()
-        link = str(path.readlink()) if path.is_symlink() else ""
-        found[str(path.relative_to(root))] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, link)
-    return found
 
 
 def result(done: Completed) -> tuple[str, str]:
@@ -91,13 +82,13 @@ def applied(site: ToySite) -> ToySite:
 
 
 def test_check_finds_the_bug_and_names_the_upstream_fix_and_its_release(site: ToySite) -> None:
-    before = snapshot(site.root)
+    before = tree(site.root)
     done = site.run("check")
     assert done.code == 1
     label, sentence = result(done)
     assert label == "needs-patch"
     assert "example/toypkg#1" in sentence and "fixed in 2.0" in sentence
-    assert snapshot(site.root) == before
+    assert tree(site.root) == before
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o755, 0o600], ids=["0644", "0755", "0600"])
@@ -151,22 +142,22 @@ def test_apply_changes_only_the_files_RECORD_line_and_revert_puts_RECORD_back_by
 
 
 def test_a_second_apply_says_applied_and_writes_nothing(applied: ToySite) -> None:
-    before = snapshot(applied.root)
+    before = tree(applied.root)
     done = applied.run("apply")
     assert done.code == 0
     assert result(done)[0] == "applied"
-    assert snapshot(applied.root) == before
+    assert tree(applied.root) == before
     check = applied.run("check")
     assert (check.code, result(check)[0]) == (0, "applied")
 
 
 def test_a_second_revert_has_nothing_to_revert_and_writes_nothing(applied: ToySite) -> None:
     assert applied.run("revert").code == 0
-    before = snapshot(applied.root)
+    before = tree(applied.root)
     done = applied.run("revert")
     assert done.code == 0
     assert "nothing to revert" in result(done)[1]
-    assert snapshot(applied.root) == before
+    assert tree(applied.root) == before
 
 
 def test_verify_finds_the_bug_live_before_apply_and_the_fix_working_after(site: ToySite) -> None:
@@ -188,24 +179,24 @@ def _changed_lines(diff: str, sign: str) -> list[str]:
 
 
 def test_apply_dry_run_prints_the_diff_and_writes_nothing(site: ToySite) -> None:
-    before = snapshot(site.root)
+    before = tree(site.root)
     done = site.run("apply", "--dry-run")
     assert done.code == 0
     assert result(done)[0] == "would-apply"
     assert f"--- a/{MODULE}\n+++ b/{MODULE}\n" in done.out
     added = [line for line in FIXED_GREET.splitlines() if line not in BUGGY_GREET.splitlines()]
     assert (_changed_lines(done.out, "+"), _changed_lines(done.out, "-")) == (added, [])
-    assert snapshot(site.root) == before
+    assert tree(site.root) == before
 
 
 def test_revert_dry_run_prints_the_diff_back_and_writes_nothing(applied: ToySite) -> None:
-    before = snapshot(applied.root)
+    before = tree(applied.root)
     done = applied.run("revert", "--dry-run")
     assert done.code == 0
     assert result(done)[0] == "would-revert"
     removed = [line for line in FIXED_GREET.splitlines() if line not in BUGGY_GREET.splitlines()]
     assert (_changed_lines(done.out, "+"), _changed_lines(done.out, "-")) == ([], removed)
-    assert snapshot(applied.root) == before
+    assert tree(applied.root) == before
 
 
 # --------------------------------------------------------------------------------------------- other releases
@@ -213,7 +204,7 @@ def test_revert_dry_run_prints_the_diff_back_and_writes_nothing(applied: ToySite
 
 def test_a_release_with_the_upstream_fix_is_left_alone_and_can_fail_as_obsolete(tmp_path: Path) -> None:
     site = make_site(tmp_path, version="2.0")
-    before = snapshot(site.root)
+    before = tree(site.root)
     check = site.run("check")
     assert check.code == 0
     label, sentence = result(check)
@@ -223,7 +214,7 @@ def test_a_release_with_the_upstream_fix_is_left_alone_and_can_fail_as_obsolete(
     assert (obsolete.code, result(obsolete)[0]) == (1, "fixed-upstream")
     apply = site.run("apply")
     assert apply.code == 0
-    assert snapshot(site.root) == before
+    assert tree(site.root) == before
 
 
 @pytest.mark.parametrize("command", ["apply", "revert"])
@@ -252,14 +243,14 @@ def test_a_file_edited_after_apply_is_edited_for_every_command_and_only_force_re
     record = site.record.read_bytes()
     assert site.run("apply").code == 0
     site.file.write_bytes(FIXED + b"# a local edit\n")
-    before = snapshot(site.root)
+    before = tree(site.root)
     for command in ("apply", "check", "revert"):
         found = entry(site.run(command, "--json"))
         assert (found["condition"], found["exit_code"]) == ("edited", 2), command
     refused = site.run("revert")
     assert refused.code == 2
     assert result(refused)[0] == "refused"
-    assert snapshot(site.root) == before
+    assert tree(site.root) == before
     forced = site.run("revert", "--force")
     assert forced.code == 0, forced.out + forced.err
     assert site.file.read_bytes() == BUGGY
@@ -399,13 +390,13 @@ def test_an_environment_without_the_distribution_is_one_error_line_pointing_at_p
     site = make_site(tmp_path)
     shutil.rmtree(site.file.parent)
     shutil.rmtree(site.dist_info)
-    before = snapshot(tmp_path)
+    before = tree(tmp_path)
     done = site.run(command)
     assert done.code == 2
     (line,) = done.err.splitlines()
     assert line.startswith("hfpatch: error: ")
     assert "point --python at the application's interpreter" in line
-    assert snapshot(tmp_path) == before
+    assert tree(tmp_path) == before
 
 
 def test_list_in_an_environment_without_the_distribution_exits_0(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, Completed, ToySite, make_site, record_hash
+from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, Completed, ToySite, make_site, record_hash, tree
 
 KILLED = -signal.SIGKILL
 WAITING = "hfpatch: waiting for another hfpatch run to release"
@@ -51,18 +51,6 @@ REVERT_FAULTS = [
 
 
 # ------------------------------------------------------------------------------------------------------ helpers
-
-
-def tree(root: Path) -> dict[str, tuple[int, int, int, int, str]]:
-    """Every entry below root, links not followed: inode, mode, size, mtime and link text. Any write changes one."""
-    found = {}
-    for directory, names, file_names in os.walk(root):
-        for name in [*names, *file_names]:
-            path = Path(directory, name)
-            info = path.lstat()
-            link = str(path.readlink()) if path.is_symlink() else ""
-            found[str(path.relative_to(root))] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, link)
-    return found
 
 
 def label(done: Completed) -> str:

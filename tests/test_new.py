@@ -411,8 +411,26 @@ def test_an_id_that_cannot_name_a_directory_of_the_catalog_is_refused(new: NewRu
 # ------------------------------------------------------------------------------------------- through pip, offline
 
 
+def _pip_version() -> tuple[int, ...]:
+    import importlib.metadata
+
+    return tuple(int(part) for part in importlib.metadata.version("pip").split(".")[:2])
+
+
+def test_an_old_pip_is_named_as_the_reason(wheels: Path, tmp_path: Path) -> None:
+    """pip before 25.1 cannot list releases as JSON: `new` says so in one line, and what to do."""
+    if _pip_version() >= (25, 1):
+        pytest.skip("this pip lists releases as JSON; the test needs one older than 25.1")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    done = hfpatch_process("new", "madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--catalog", str(tmp_path))
+    assert done.code == 2 and "needs pip 25.1 or newer" in done.err, done.err
+
+
 def test_through_pip_the_wheels_are_cached_and_reused(wheels: Path, tmp_path: Path) -> None:
     """pip reads a local directory instead of the index; the second run must not need its wheels again."""
+    if _pip_version() < (25, 1):
+        pytest.skip("pip before 25.1 cannot list releases as JSON (the test dependency group asks for 25.1)")
     links = tmp_path / "links"
     shutil.copytree(wheels, links)
     env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}

@@ -119,6 +119,17 @@ def write_catalog(directory: Path, *, with_probe: bool = True) -> Path:
     return directory
 
 
+def tree(root: Path) -> dict[str, tuple[int, int, int, int, str]]:
+    """Every entry below root, links not followed, by inode, mode, size, mtime and link text: what "nothing
+    changed" means, since every way of writing a file changes one of them."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        link = str(path.readlink()) if path.is_symlink() else ""
+        found[str(path.relative_to(root))] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, link)
+    return found
+
+
 def record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
 
