@@ -78,7 +78,7 @@ MUTANTS = [
         "writers are serialised by the environment's lock",
         "hfpatch/engine.py",
         "    with files.locked(state.lock_file(installation.root), executor.LOCK_TIMEOUT):\n",
-        "    with contextlib.nullcontext():\n",
+        "    if True:\n",
     ),
     Mutant(
         "four-arguments-need-the-patch",
@@ -194,8 +194,6 @@ def _apply(mutant: Mutant, copy: Path) -> bool:
     if text.count(mutant.old) != 1:
         return False
     path.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
-    if mutant.name == "no-lock":
-        path.write_text("import contextlib\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
     return True
 
 
@@ -245,6 +243,9 @@ def main(names: list[str]) -> int:
         if code == 0:
             survivors.append(mutant.name)
             caught_by = "SURVIVED"
+        elif "::" not in caught_by:  # an error while collecting: the mutant broke the code, the suite proved nothing
+            survivors.append(mutant.name)
+            caught_by = f"BROKEN MUTANT (collection failed: {caught_by})"
         print(f"{mutant.name:32} {caught_by:80} {seconds:.0f}", flush=True)
     if survivors:
         print(f"\n{len(survivors)} of {len(chosen)} mutants not caught: {', '.join(survivors)}")
