@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, NamedTuple
 
-from hfpatch import definitions
 from hfpatch.catalog import Form, Patch, Target, Verdict
 from hfpatch.errors import UnexpectedCode
 
 if TYPE_CHECKING:
     from packaging.version import Version
+
+    from hfpatch import definitions
 
 
 class Finding(NamedTuple):
@@ -43,13 +44,15 @@ def identify(source: bytes, patch: Patch, version: str | None) -> Identification
             return Identification(Verdict.NOT_APPLICABLE, f"{where} has no {patch.target_names}")
         if known.verdict is not Verdict.NOT_APPLICABLE:  # for that one, the form's reason is worth a parse
             return Identification(known.verdict, where, released_in=known.releases)
+    # ast and tokenize only for a file the catalog does not know by digest: `check` on a known release never parses.
+    from hfpatch import definitions
+
     parsed = definitions.parse(source, patch.file)
-    findings = tuple(_finding(parsed, target, patch, version) for target in patch.targets)
-    return _combine(findings)
+    found = [(target, definitions.find(parsed, target.name)) for target in patch.targets]
+    return _combine(tuple(_finding(definition, target, patch, version) for target, definition in found))
 
 
-def _finding(source: definitions.SourceFile, target: Target, patch: Patch, version: str | None) -> Finding:
-    found = definitions.find(source, target.name)
+def _finding(found: definitions.Definition | None, target: Target, patch: Patch, version: str | None) -> Finding:
     if found is None:
         return _absent(target, patch, version)
     form = target.form_of(found.sha256)
@@ -99,7 +102,9 @@ def what_differs(target: Target, text: str) -> str:
     """Point at the first line where a definition leaves the known form it is closest to."""
     import difflib  # only for code nobody expected: a refusal, never on the common path
 
-    lines = definitions.line_digests(text)
+    from hfpatch.definitions import line_digests
+
+    lines = line_digests(text)
     candidates = [form for form in target.forms if form.lines]
     if not candidates:
         return f"{target.name} matches no known form"
