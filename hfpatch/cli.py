@@ -211,7 +211,6 @@ def _environment_json(result: EnvironmentResult) -> dict[str, Any]:
 def _outcome_json(outcome: engine.Outcome) -> dict[str, Any]:
     patch, facts = outcome.patch, outcome.facts
     installation = None if facts is None else facts.installation
-    import hashlib
 
     return {
         "id": patch.id,
@@ -226,7 +225,7 @@ def _outcome_json(outcome: engine.Outcome) -> dict[str, Any]:
         "notes": list(outcome.notes),
         "version": None if installation is None else installation.version,
         "file": None if facts is None or facts.file is None else str(facts.file),
-        "file_sha256": None if facts is None or facts.source is None else hashlib.sha256(facts.source).hexdigest(),
+        "file_sha256": None if facts is None else facts.source_sha256,
         "state": None if facts is None or facts.state is None else facts.state._asdict(),
         "diff": outcome.diff,
     }

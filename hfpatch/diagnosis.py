@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import hashlib
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -158,9 +157,8 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
 
 
 def _with_state(facts: Facts, suggest: Suggest) -> Diagnosis:
-    patch, saved, source = facts.patch, facts.state, facts.source
+    patch, saved, source, digest = facts.patch, facts.state, facts.source, facts.source_sha256
     assert saved is not None and source is not None
-    digest = hashlib.sha256(source).hexdigest()
     notes: tuple[str, ...] = ()
     if digest != saved.before_sha256 and facts.backup_error is not None:
         notes = (f"{facts.backup_error}: `hfpatch revert` cannot restore the original; reinstall {patch.distribution}",)

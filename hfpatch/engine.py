@@ -80,14 +80,13 @@ def _perform(command: Command, facts: Facts, decided: Plan, options: Options) ->
     installation = facts.installation
     if installation is None:  # only hfpatch's state of an uninstalled package: each root has its own lock
         notes = executor.execute(decided, facts)
-        after = gather(facts.patch, facts.python, None)
-        return outcome(after, diagnose(after, options.suggest), decided, notes)
-    with files.locked(state.lock_file(installation.root), executor.LOCK_TIMEOUT):
-        facts, _, decided = decide(command, facts.patch, facts.python, installation, options)
-        notes = executor.execute(decided, facts)
-        # What the environment holds now (the file's digest, the state, the condition), as `check` would say it.
-        after = gather(facts.patch, facts.python, installation)
-        return outcome(after, diagnose(after, options.suggest), decided, notes)
+    else:
+        with files.locked(state.lock_file(installation.root), executor.LOCK_TIMEOUT):
+            facts, _, decided = decide(command, facts.patch, facts.python, installation, options)
+            notes = executor.execute(decided, facts)
+    # What the environment holds now (the file's digest, the state, the condition), as `check` would say it.
+    after = gather(facts.patch, facts.python, installation)
+    return outcome(after, diagnose(after, options.suggest), decided, notes)
 
 
 # A dry run's action and sentence, by what the plan would do.
@@ -107,7 +106,7 @@ def _preview(facts: Facts, diagnosis: Diagnosis, decided: Plan) -> Outcome:
     if Step.PATCH in decided.steps:
         after = executor.original_and_patched(facts)[1]
     elif Step.RESTORE in decided.steps:
-        after = executor.original_and_patched(facts)[0]
+        after = executor.original_of(facts)
     diff = ""
     if after is not None and facts.source is not None and after != facts.source:
         diff = unified_diff(facts.source, after, facts.patch.file)

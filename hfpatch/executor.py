@@ -31,19 +31,27 @@ def fault_point(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def original_of(facts: Facts) -> bytes:
+    """The original bytes: the file itself where it holds them (or hfpatch holds no state), else the verified backup."""
+    source, saved = facts.source, facts.state
+    assert source is not None
+    if saved is None or facts.source_sha256 == saved.before_sha256 or facts.installation is None:
+        return source
+    if facts.backup is None:
+        raise StateError(f"{facts.backup_error}; nothing was changed. Reinstall {facts.patch.distribution}.")
+    return facts.backup
+
+
 def original_and_patched(facts: Facts) -> tuple[bytes, bytes]:
     """The original bytes (the file itself, or hfpatch's backup of it) and what the patch makes of them."""
     # The rewrite needs libcst (0.2 s to import): only apply and dry runs load it, revert never does.
     from hfpatch.rewrite import patched
 
-    source, saved = facts.source, facts.state
+    original, saved, source = original_of(facts), facts.state, facts.source
     assert source is not None
-    digest = hashlib.sha256(source).hexdigest()
-    if saved is None or digest == saved.before_sha256 or facts.installation is None:
-        return source, patched(source, facts.patch)
-    if facts.backup is None:
-        raise StateError(f"{facts.backup_error}; nothing was changed. Reinstall {facts.patch.distribution}.")
-    return facts.backup, source if digest == saved.after_sha256 else patched(facts.backup, facts.patch)
+    if saved is not None and facts.source_sha256 == saved.after_sha256:
+        return original, source  # an apply got as far as the file: it holds the patched bytes already
+    return original, patched(original, facts.patch)
 
 
 def execute(plan: Plan, facts: Facts) -> tuple[str, ...]:
@@ -117,9 +125,8 @@ def _roll_back(installation: Installation, facts: Facts, saved: state.State, ori
 
 def _drive_to_original(facts: Facts, installation: Installation) -> list[str]:
     saved, file = facts.state, installation.path_of(facts.patch.file)
-    assert saved is not None and facts.source is not None
-    original = facts.source if hashlib.sha256(facts.source).hexdigest() == saved.before_sha256 else facts.backup
-    assert original is not None
+    assert saved is not None
+    original = original_of(facts)
     state.save(installation.root, saved._replace(phase=Phase.REVERTING.value))
     fault_point("revert:after-state-reverting")
     if files.read_bytes(file) != original:

@@ -24,6 +24,7 @@ class Facts(NamedTuple):
     # .hfpatch/<id>/ exists (with or without a state: an apply killed before writing it leaves a backup alone).
     leftover: bool = False
     source: bytes | None = None
+    source_sha256: str | None = None
     source_error: str | None = None
     missing: bool = False
     # Why hfpatch will not write the file: it, or a directory between it and site-packages, is a link.
@@ -67,7 +68,8 @@ def gather(patch: Patch, python: Python, installation: Installation | None) -> F
         source = files.read_bytes(file)
     except HfpatchError as error:
         return found._replace(source_error=str(error))
-    return found._replace(source=source, stale_bytecode=_stale_bytecode(python, file, source))
+    digest = hashlib.sha256(source).hexdigest()
+    return found._replace(source=source, source_sha256=digest, stale_bytecode=_stale_bytecode(python, file, source))
 
 
 def _link(root: Path, file: Path) -> str | None:

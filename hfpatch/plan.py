@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import hashlib
 from typing import NamedTuple
 
 from hfpatch.diagnosis import CHECK_EXIT, NEEDS_WRITING, Condition, Diagnosis, Suggest, plain
@@ -83,7 +82,7 @@ def _apply(diagnosis: Diagnosis, facts: Facts) -> Plan:
             return Plan(Action.REFRESHED, ExitCode.OK, message, (*clear, Step.REFRESH_BYTECODE))
         return Plan(Action.PATCHED, ExitCode.OK, _patched_message(facts), (*clear, Step.PATCH))
     # With a state, what needs writing holds the original (dropped, or an apply killed early) or the patched bytes.
-    if hashlib.sha256(facts.source).hexdigest() == facts.state.after_sha256:
+    if facts.source_sha256 == facts.state.after_sha256:
         return Plan(Action.COMPLETED, ExitCode.OK, f"finished the interrupted apply on {facts.file}", (Step.PATCH,))
     return Plan(Action.PATCHED, ExitCode.OK, _patched_message(facts), (Step.PATCH,))
 
@@ -123,10 +122,9 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
         return _refused(diagnosis.summary)
     if facts.link:
         return _refused(f"{facts.link}; hfpatch does not write through links")
-    assert facts.source is not None
-    if hashlib.sha256(facts.source).hexdigest() != saved.before_sha256 and facts.backup is None:
+    if facts.source_sha256 != saved.before_sha256 and facts.backup is None:
         return _refused(f"{facts.backup_error}; nothing was changed. Reinstall {patch.distribution}")
-    if hashlib.sha256(facts.source).hexdigest() == saved.before_sha256:
+    if facts.source_sha256 == saved.before_sha256:
         message = f"{facts.file} was already the original; cleared hfpatch's state"
     else:
         message = f"restored the original {facts.file}"
