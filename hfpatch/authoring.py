@@ -31,7 +31,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from hfpatch import catalog, classify, definitions, rewrite
-from hfpatch.catalog import Form, KnownFile, Patch, Target, Verdict
+from hfpatch.catalog import Form, KnownFile, Patch, Target, Verdict, release_span
 from hfpatch.errors import HfpatchError, UnexpectedCode, UsageError
 
 
@@ -187,10 +187,9 @@ def author(
             sources[release] = None if text is None else definitions.parse(text, f"{meta.file} of {release}")
         except UnexpectedCode as error:
             skipped[release] = f"{error} for this Python; no form recorded"
-    fixed_in = parse_version(meta.fixed_in, "--fixed-in")
     judged = {
         release: {
-            name: _after_the_fix(_judge(name, source, fixes, fix_parsed, ordered), release, fixed_in)
+            name: _after_the_fix(_judge(name, source, fixes, fix_parsed, ordered), release, meta.fixed_in)
             for name in ordered
         }
         for release, source in sources.items()
@@ -248,12 +247,12 @@ def author(
     return Authoring(tuple(ordered), rows, patch, (), tuple(notes))
 
 
-def _after_the_fix(judgement: _Judgement, release: str, fixed_in: Version) -> _Judgement:
+def _after_the_fix(judgement: _Judgement, release: str, fixed_in: str) -> _Judgement:
     """Upstream kept changing the code after it fixed it: a release at or after --fixed-in has the fix, whatever
     its text (a later signature is no reason to call it not applicable, it needs no patch)."""
     if judgement.definition is None or judgement.status is _Status.FIXED:
         return judgement
-    if parse_version(release, "release") < fixed_in:
+    if not classify.is_at_least(release, fixed_in):
         return judgement
     return _Judgement(_Status.FIXED, judgement.definition, "a later form of the fixed code")
 
@@ -581,10 +580,6 @@ def _split_forms(targets: Sequence[str], judged: Mapping[str, Mapping[str, _Judg
     return ""
 
 
-def release_span(releases: Sequence[str]) -> str:
-    return releases[0] if len(releases) == 1 else f"{releases[0]} to {releases[-1]}"
-
-
 def lack_phrase(releases: Sequence[str]) -> str:
     return "lacks" if len(releases) == 1 else "lack"
 
@@ -631,7 +626,8 @@ def _known_files(
 def _check_entry(
     patch: Patch, texts: Mapping[str, bytes | None], outcomes: Mapping[str, tuple[str, str, object]]
 ) -> None:
-    """hfpatch must read every release as the table says, and patch each one that needs it to the recorded digest."""
+    """hfpatch must read every release as the table says (each one that needs the patch was patched already, for
+    its file's patched digest)."""
     for release, (verdict, _, _) in outcomes.items():
         text = texts[release]
         if text is None:
@@ -643,8 +639,6 @@ def _check_entry(
                 f"the entry would read {release} as {found.value if found else 'unknown'}, not {expected.value} "
                 "(a bug in hfpatch new)."
             )
-        if expected is Verdict.NEEDS_PATCH:
-            rewrite.patched(text, patch)
 
 
 def _class_hints(

@@ -31,8 +31,9 @@ else:  # pragma: no cover - Python 3.10
 
 SCHEMA = 1
 CATALOG_VARIABLE = "HFPATCH_CATALOG"
-_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
-_QUALNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
+# What an entry's id and a target's name may be; `hfpatch new` checks its input against the same patterns.
+ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
+QUALNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
@@ -56,11 +57,7 @@ class Form(NamedTuple):
 
     @property
     def release_range(self) -> str:
-        if not self.releases:
-            return "no listed release"
-        if len(self.releases) == 1:
-            return self.releases[0]
-        return f"{self.releases[0]} to {self.releases[-1]}"
+        return release_span(self.releases, empty="no listed release")
 
 
 class Target(NamedTuple):
@@ -122,6 +119,13 @@ class Patch(NamedTuple):
 
     def known_file(self, digest: str) -> KnownFile | None:
         return next((known for known in self.known_files if known.sha256 == digest), None)
+
+
+def release_span(releases: Sequence[str], empty: str = "no listed release") -> str:
+    """ "5.10.1 to 5.12.1", or the one release, or `empty`."""
+    if not releases:
+        return empty
+    return releases[0] if len(releases) == 1 else f"{releases[0]} to {releases[-1]}"
 
 
 def text_sha256(text: str) -> str:
@@ -196,7 +200,7 @@ def _patch(data: Mapping[str, Any], directory: Path) -> Patch:
     if data.get("schema") != SCHEMA:
         raise ValueError(f"schema must be {SCHEMA} (this hfpatch reads schema {SCHEMA}), not {data.get('schema')!r}")
     patch_id = _string(data, "id")
-    if not _ID.fullmatch(patch_id) or patch_id != directory.name:
+    if not ID.fullmatch(patch_id) or patch_id != directory.name:
         raise ValueError(f"id {patch_id!r} must be lowercase letters, digits, '.', '_', '-', and name its directory")
     file = _string(data, "file")
     if file.startswith("/") or ".." in file.split("/") or not file.endswith(".py"):
@@ -226,7 +230,7 @@ def _patch(data: Mapping[str, Any], directory: Path) -> Patch:
 
 def _target(data: Mapping[str, Any], directory: Path) -> Target:
     name = _string(data, "name")
-    if not _QUALNAME.fullmatch(name):
+    if not QUALNAME.fullmatch(name):
         raise ValueError(f"target {name!r} must be a function name or Class.method")
     fixed_path = _required_file(data, "fixed", directory)
     fixed_text = fixed_path.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip("\n")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, NamedTuple
 
-from hfpatch.catalog import Form, Patch, Target, Verdict
+from hfpatch.catalog import Form, Patch, Target, Verdict, release_span
 from hfpatch.errors import UnexpectedCode
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def identify(source: bytes, patch: Patch, version: str | None) -> Identification
     """Classify the file by its code. Raises UnexpectedCode where it is not Python at all."""
     known = patch.known_file(hashlib.sha256(source).hexdigest())
     if known is not None:
-        where = f"the released {_range(known.releases)} file"
+        where = f"the released {release_span(known.releases, empty='unlisted')} file"
         if known.verdict is None:
             return Identification(Verdict.NOT_APPLICABLE, f"{where} has no {patch.target_names}")
         if known.verdict is not Verdict.NOT_APPLICABLE:  # for that one, the form's reason is worth a parse
@@ -119,10 +119,6 @@ def what_differs(target: Target, text: str) -> str:
             )
         return f"{target.name} lacks line {j1 + 1} of the {closest.release_range} code (after line {i1})"
     return f"{target.name} matches no known form"
-
-
-def _range(releases: tuple[str, ...]) -> str:
-    return "unlisted" if not releases else releases[0] if len(releases) == 1 else f"{releases[0]} to {releases[-1]}"
 
 
 def parse_version(version: str | None) -> Version | None:

@@ -31,11 +31,10 @@ from hfpatch.authoring import (
     fixed_path,
     lack_phrase,
     parse_version,
-    release_span,
     render_table,
     render_toml,
 )
-from hfpatch.catalog import Patch
+from hfpatch.catalog import Patch, release_span
 from hfpatch.errors import UsageError
 
 _DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
@@ -55,7 +54,7 @@ def parse_targets(values: Sequence[str]) -> tuple[str, str, list[str]]:
             raise UsageError(f"--target {value!r}: {distribution!r} is not a distribution name.")
         if not _MODULE.fullmatch(module):
             raise UsageError(f"--target {value!r}: {module!r} is not a module name (dotted, like a.b.c).")
-        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)?", name, re.ASCII):
+        if not catalog.QUALNAME.fullmatch(name):
             raise UsageError(f"--target {value!r}: {name!r} is not a function name or Class.method.")
         parsed.append((distribution, module, name))
     if len({(distribution.lower(), module) for distribution, module, _ in parsed}) != 1:
@@ -119,7 +118,7 @@ def _walk_back(reading: _Reading, older: Sequence[Version], targets: Sequence[st
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """`hfpatch new`; raises HfpatchError (exit 2, nothing written) where it cannot write the entry."""
     patch_id: str = args.patch_id
-    if not catalog._ID.fullmatch(patch_id):
+    if not catalog.ID.fullmatch(patch_id):
         raise UsageError(f"{patch_id!r} cannot be an id: lowercase letters, digits, '.', '_' and '-' only.")
     distribution, module, targets = parse_targets(args.targets)
     fixed = parse_version(args.fixed_in, "--fixed-in")
