@@ -7,10 +7,19 @@ import hashlib
 from pathlib import Path
 
 
+def digest(data: bytes, algorithm: str = "sha256") -> str:
+    """`data`'s digest as RECORD writes it (`sha256=<urlsafe base64, no padding>`); "" for an algorithm this Python
+    lacks, which leaves nothing to compare with."""
+    try:
+        raw = hashlib.new(algorithm, data).digest()
+    except ValueError:
+        return ""
+    return f"{algorithm}={base64.urlsafe_b64encode(raw).rstrip(b'=').decode('ascii')}"
+
+
 def line_for(relative_file: str, data: bytes) -> str:
     """The RECORD line that describes `data` installed at `relative_file` (no line ending)."""
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
-    return f"{relative_file},sha256={digest},{len(data)}"
+    return f"{relative_file},{digest(data)},{len(data)}"
 
 
 def find_line(record: bytes, relative_file: str) -> str | None:

@@ -8,8 +8,6 @@ package index through pip (`pip index versions`, `pip download`), kept in a cach
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 import shutil
@@ -26,6 +24,7 @@ from types import TracebackType
 from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
+from hfpatch import wheelrecord
 from hfpatch.errors import HfpatchError
 
 PIP_TIMEOUT = 600
@@ -85,7 +84,7 @@ class Wheel:
                 f"{self.path} is corrupt: cannot read {member} ({error}); delete it and fetch it again."
             ) from None
         expected = self.record().get(member)
-        if expected and expected != _record_digest(expected.partition("=")[0], data):
+        if expected and expected != wheelrecord.digest(data, expected.partition("=")[0]):
             raise WheelError(f"{self.path} is corrupt: {member} does not match the digest its RECORD lists.")
         return data
 
@@ -116,14 +115,6 @@ class Wheel:
             return self._zip.read(member).decode("utf-8")
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
             raise WheelError(f"{self.path} is corrupt: cannot read {member} ({error}).") from None
-
-
-def _record_digest(algorithm: str, data: bytes) -> str:
-    try:
-        digest = hashlib.new(algorithm, data).digest()
-    except ValueError:
-        return ""  # an algorithm this Python lacks: nothing to compare with
-    return f"{algorithm}={base64.urlsafe_b64encode(digest).rstrip(b'=').decode('ascii')}"
 
 
 def version_of(path: Path) -> Version:
