@@ -17,7 +17,7 @@ from typing import Any, TextIO
 import hfpatch
 from hfpatch import catalog, engine
 from hfpatch.catalog import Patch
-from hfpatch.diagnosis import Condition
+from hfpatch.diagnosis import Condition, Suggest, plain
 from hfpatch.environment import Installation, Python, locate, resolve_python
 from hfpatch.errors import ExitCode, HfpatchError, UsageError
 from hfpatch.plan import Command, Options
@@ -57,9 +57,15 @@ class EnvironmentResult:
 
 
 def run(
-    command: str, pythons: Sequence[str], patches: Sequence[Patch], operation: Operation, options: Options
+    command: str,
+    pythons: Sequence[str],
+    patches: Sequence[Patch],
+    operation: Operation,
+    options: Options,
+    advice_for: Callable[[str | None], Suggest] = lambda given: plain,
 ) -> list[EnvironmentResult]:
-    """Run `operation` for every patch in every environment; failures are gathered, not raised."""
+    """Run `operation` for every patch in every environment; failures are gathered, not raised. `advice_for` spells
+    the commands suggested in each environment (with its own --python: another one given may need nothing)."""
     results = []
     requested: list[str | None] = [*pythons] if pythons else [None]
     for given in requested:
@@ -70,8 +76,7 @@ def run(
         except HfpatchError as error:
             result.error = str(error)
             continue
-        # Advice names this environment's --python alone: another one given may need nothing, or not exist.
-        here = options._replace(suggest=options.suggest[given]) if isinstance(options.suggest, _Suggestion) else options
+        here = options._replace(suggest=advice_for(given))
         for patch in patches:
             result.outcomes.append(_run_one(result, result.python, patch, operation, here))
         if command != "list" and _found_nothing(result):
@@ -121,25 +126,17 @@ def _nothing_installed(command: str, python: Python, patches: Sequence[Patch]) -
     )
 
 
-class _Suggestion:
+def suggestion(pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str]) -> Suggest:
     """The command to suggest, with the options the user gave, so that following it acts on the same thing."""
 
-    def __init__(self, pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str]) -> None:
-        self.pythons, self.patch_ids, self.catalogs = list(pythons), list(patch_ids), list(catalogs)
-
-    def __call__(self, command: str) -> str:
+    def suggest(command: str) -> str:
         words = ["hfpatch", command]
-        for option, values in (("--python", self.pythons), ("--patch", self.patch_ids), ("--catalog", self.catalogs)):
+        for option, values in (("--python", pythons), ("--patch", patch_ids), ("--catalog", catalogs)):
             for value in values:
                 words += [option, value]
         return shlex.join(words)
 
-    def __getitem__(self, python: str | None) -> _Suggestion:
-        return _Suggestion([] if python is None else [python], self.patch_ids, self.catalogs)
-
-
-def suggestion(pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str]) -> _Suggestion:
-    return _Suggestion(pythons, patch_ids, catalogs)
+    return suggest
 
 
 # ------------------------------------------------------------------------------------------------------- rendering
@@ -407,12 +404,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return newentry.run(args, sys.stdout)
         patches = select(list(dict.fromkeys(args.patch_ids)), args.catalogs)
-        options = Options(
-            dry_run=getattr(args, "dry_run", False),
-            force=getattr(args, "force", False),
-            suggest=suggestion(args.pythons, args.patch_ids, args.catalogs),
-        )
-        results = run(args.command, args.pythons, patches, _operation(args.command), options)
+        options = Options(dry_run=getattr(args, "dry_run", False), force=getattr(args, "force", False))
+
+        def advice_for(given: str | None) -> Suggest:
+            return suggestion([given] if given else [], args.patch_ids, args.catalogs)
+
+        results = run(args.command, args.pythons, patches, _operation(args.command), options, advice_for)
         if getattr(args, "fail_on_obsolete", False):
             flag_obsolete(results)
     except HfpatchError as error:

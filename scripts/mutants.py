@@ -163,8 +163,7 @@ MUTANTS = [
         "advice-drops-options",
         "suggested commands repeat the user's --python and --patch",
         "hfpatch/cli.py",
-        '        for option, values in (("--python", self.pythons), ("--patch", self.patch_ids), ("--catalog", '
-        "self.catalogs)):\n",
+        '        for option, values in (("--python", pythons), ("--patch", patch_ids), ("--catalog", catalogs)):\n',
         "        for option, values in ():\n",
     ),
     Mutant(
