@@ -23,6 +23,7 @@ import builtins
 import difflib
 import enum
 import hashlib
+import json
 import symtable
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -672,57 +673,74 @@ def render_table(authoring: Authoring) -> str:
     )
 
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-
-
-def toml_string(value: str) -> str:
-    """A TOML basic string: quotes, backslashes and control characters escaped, the rest as it is (UTF-8)."""
-    escaped = "".join(
-        _ESCAPES.get(char) or (f"\\u{ord(char):04x}" if ord(char) < 0x20 or ord(char) == 0x7F else char)
-        for char in value
-    )
-    return f'"{escaped}"'
-
-
-def _toml_array(key: str, values: Sequence[str], per_line: int = 6) -> list[str]:
-    if not values:
-        return [f"{key} = []"]
-    rows = [values[index : index + per_line] for index in range(0, len(values), per_line)]
-    return [f"{key} = [", *("    " + " ".join(f"{toml_string(value)}," for value in row) for row in rows), "]"]
-
-
 def fixed_path(target: Target) -> str:
     return f"fixed/{target.name}.py"
 
 
-def render_toml(patch: Patch, header: Sequence[str] = ()) -> str:
-    lines = [f"# {line}" if line else "#" for line in header]
-    for key in ("id", "title", "upstream", "url", "distribution", "module", "file", "fixed_in", "first_defined_in"):
-        value = getattr(patch, key)
-        if key == "id":
-            lines.append(f"schema = {catalog.SCHEMA}")
-        if value is not None:
-            lines.append(f"{key} = {toml_string(value)}")
-    for target in patch.targets:
-        lines += ["", "[[target]]", f"name = {toml_string(target.name)}", f"fixed = {toml_string(fixed_path(target))}"]
-        if target.insert_if_absent:
-            lines.append("insert_if_absent = true")
-        for form in target.forms:
-            lines += ["", "[[target.form]]", f"sha256 = {toml_string(form.sha256)}"]
-            lines.append(f"verdict = {toml_string(form.verdict.value)}")
-            if form.reason:
-                lines.append(f"reason = {toml_string(form.reason)}")
-            lines += _toml_array("releases", form.releases) + _toml_array("lines", form.lines)
+def render_entry(patch: Patch) -> str:
+    """The entry's patch.json, laid out for a reviewer: one key a line, digests and releases six a line."""
     fixed_file = next((known.sha256 for known in patch.known_files if patch.fixed_in in known.releases), None)
-    for known in patch.known_files:
-        lines += ["", "[[file_form]]", f"sha256 = {toml_string(known.sha256)}"]
-        lines.append(f"verdict = {toml_string(known.verdict.value if known.verdict else ABSENT)}")
-        lines += _toml_array("releases", known.releases)
-        if known.patched_sha256:
-            if known.patched_sha256 == fixed_file:
-                lines.append(f"# patched, this is the {patch.fixed_in} file byte for byte")
-            lines.append(f"patched_sha256 = {toml_string(known.patched_sha256)}")
-    return "\n".join(lines) + "\n"
+    entry: dict[str, object] = {"schema": catalog.SCHEMA}
+    if patch.about:
+        entry["about"] = list(patch.about)
+    for key in ("id", "title", "upstream", "url", "distribution", "module", "file", "fixed_in", "first_defined_in"):
+        if getattr(patch, key) is not None:
+            entry[key] = getattr(patch, key)
+    for key in ("probe", "transform"):
+        path = getattr(patch, key)
+        if path is not None:
+            entry[key] = path.relative_to(patch.directory.resolve()).as_posix()
+    entry["targets"] = [
+        {
+            "name": target.name,
+            "fixed": fixed_path(target),
+            **({"insert_if_absent": True} if target.insert_if_absent else {}),
+            "forms": [
+                {
+                    "sha256": form.sha256,
+                    "verdict": form.verdict.value,
+                    **({"reason": form.reason} if form.reason else {}),
+                    "releases": list(form.releases),
+                    "lines": list(form.lines),
+                }
+                for form in target.forms
+            ],
+        }
+        for target in patch.targets
+    ]
+    entry["known_files"] = [
+        {
+            "sha256": known.sha256,
+            "verdict": known.verdict.value if known.verdict else ABSENT,
+            "releases": list(known.releases),
+            **({"patched_sha256": known.patched_sha256} if known.patched_sha256 else {}),
+            **(
+                {"note": f"patched, this is the {patch.fixed_in} file byte for byte"}
+                if known.patched_sha256 and known.patched_sha256 == fixed_file
+                else {}
+            ),
+        }
+        for known in patch.known_files
+    ]
+    return _json(entry, "") + "\n"
+
+
+def _json(value: object, indent: str, per_line: int = 1) -> str:
+    """JSON with objects one key a line and lists of strings `per_line` a line (about: one a line; digests and
+    releases: six)."""
+    inner = indent + "  "
+    if isinstance(value, dict) and value:
+        items = [
+            f"{inner}{json.dumps(key)}: {_json(item, inner, 1 if key == 'about' else 6)}" for key, item in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    if isinstance(value, list) and value:
+        if any(isinstance(item, (dict, list)) for item in value):
+            per_line = 1
+        rows = [value[start : start + per_line] for start in range(0, len(value), per_line)]
+        lines = [inner + ", ".join(_json(item, inner) for item in row) for row in rows]
+        return "[\n" + ",\n".join(lines) + f"\n{indent}]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 # ------------------------------------------------------------------------------------------------- the command

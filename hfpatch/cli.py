@@ -24,7 +24,7 @@ from hfpatch.plan import Command, Options
 
 JSON_SCHEMA = 2
 # What hfpatch imports beyond the standard library; a checkout run without them gets a sentence, not a traceback.
-_DEPENDENCIES = {"libcst", "packaging", "tomli"}
+_DEPENDENCIES = {"libcst", "packaging"}
 
 Operation = Callable[[Patch, Python, "Installation | None", Options], engine.Outcome]
 

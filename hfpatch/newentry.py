@@ -31,8 +31,8 @@ from hfpatch.authoring import (
     fixed_path,
     lack_phrase,
     parse_version,
+    render_entry,
     render_table,
-    render_toml,
 )
 from hfpatch.catalog import Patch, release_span
 from hfpatch.errors import UsageError
@@ -188,13 +188,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             "no release read needs the patch: each has the fix, lacks the targets, or cannot take the fix (see the "
             "table); nothing written."
         )
-    header = _header(meta, authoring, source.where)
-    written = write_entry(catalog_dir, authoring.patch, header, force=args.force)
+    about = _about(meta, authoring, source.where)
+    written = write_entry(catalog_dir, authoring.patch._replace(about=about), force=args.force)
     forms = sum(len(target.forms) for target in authoring.patch.targets)
     targets_written = len(authoring.patch.targets)
     files = len(authoring.patch.known_files)
     print(f"wrote {written} ({_count(targets_written, 'target')}, {_count(forms, 'form')}, {files} files)", file=out)
-    if (catalog.builtin_catalog() / patch_id / "patch.toml").is_file():
+    if (catalog.builtin_catalog() / patch_id / catalog.ENTRY).is_file():
         print(
             f"note: the built-in catalog has an entry {patch_id} too; hfpatch refuses two entries with one id, so "
             "rename this one to use it beside the built-in catalog.",
@@ -203,7 +203,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     print(
         f'no probe: `hfpatch verify` reports "no probe" for {patch_id}. To add one, write {written}/probe.py, a '
         "script run in the target interpreter whose last stdout line is JSON with ok, bug, error_type, error and "
-        f'loader_file (see the built-in transformers-46618/probe.py), and add probe = "probe.py" to patch.toml.',
+        f'loader_file (see the built-in transformers-46618/probe.py), and add "probe": "probe.py" to {catalog.ENTRY}.',
         file=out,
     )
     return 0
@@ -243,16 +243,16 @@ def _not_safe(meta: Meta, missing: Sequence[Missing]) -> str:
     )
 
 
-def _header(meta: Meta, authoring: Authoring, where: str) -> list[str]:
+def _about(meta: Meta, authoring: Authoring, where: str) -> tuple[str, ...]:
     releases = [row.release for row in authoring.rows if row.verdict != SKIPPED]
-    return [
+    return (
         f"{meta.title}: {meta.upstream}, as data.",
         f"Written by `hfpatch new` from the wheels of {meta.distribution} {release_span(releases)} ({where}).",
-        'No probe yet: add probe.py and `probe = "probe.py"` for `hfpatch verify`.',
-    ]
+        'No probe yet: add probe.py and "probe": "probe.py" for `hfpatch verify`.',
+    )
 
 
-def write_entry(catalog_dir: Path, patch: Patch, header: Sequence[str], *, force: bool) -> Path:
+def write_entry(catalog_dir: Path, patch: Patch, *, force: bool) -> Path:
     """Write the entry beside its place, read it back, then rename it in: a reader sees no entry or a whole one."""
     final = catalog_dir / patch.id
     try:
@@ -265,7 +265,7 @@ def write_entry(catalog_dir: Path, patch: Patch, header: Sequence[str], *, force
         (staged / "fixed").mkdir(parents=True)
         for target in patch.targets:
             (staged / fixed_path(target)).write_text(target.fixed_text + "\n", encoding="utf-8")
-        (staged / "patch.toml").write_text(render_toml(patch, header), encoding="utf-8")
+        (staged / catalog.ENTRY).write_text(render_entry(patch), encoding="utf-8")
         loaded = catalog.load(staged)
         if loaded._replace(directory=patch.directory) != patch:
             raise AuthoringError(f"the entry read back from {staged} differs from the one written (a bug).")

@@ -45,10 +45,10 @@ def _catalog_empty(site: ToySite, tmp: Path) -> tuple[list[str], str]:
     return ["check", "--catalog", str(tmp / "empty")], f"the catalog {tmp / 'empty'} holds no patch"
 
 
-def _entry_not_toml(site: ToySite, tmp: Path) -> tuple[list[str], str]:
-    toml = site.catalog / PATCH_ID / "patch.toml"
-    toml.write_text(toml.read_text() + "fixed_in = [\n")
-    return ["check"], f"{toml} is not valid TOML"
+def _entry_not_json(site: ToySite, tmp: Path) -> tuple[list[str], str]:
+    entry = site.catalog / PATCH_ID / "patch.json"
+    entry.write_text(entry.read_text().rstrip().rstrip("}") + ',\n  "fixed_in": [\n')
+    return ["check"], f"{entry} is not valid JSON"
 
 
 def _duplicate_id(site: ToySite, tmp: Path) -> tuple[list[str], str]:
@@ -96,7 +96,7 @@ ENVIRONMENT_ERRORS = [
     pytest.param(_catalog_is_a_file, id="catalog-is-a-file"),
     pytest.param(_catalog_missing, id="catalog-missing"),
     pytest.param(_catalog_empty, id="catalog-empty"),
-    pytest.param(_entry_not_toml, id="entry-not-toml"),
+    pytest.param(_entry_not_json, id="entry-not-json"),
     pytest.param(_duplicate_id, id="duplicate-id"),
     pytest.param(
         _fixed(["check", "--no-such-option"], "unrecognized arguments: --no-such-option"), id="unknown-option"

@@ -7,10 +7,12 @@ targets, inserted helpers, custom transforms) on made-up entries written to tmp_
 from __future__ import annotations
 
 import hashlib
+import json
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -372,34 +374,36 @@ def write_entry(
     """A catalog entry on disk, its digests taken with hashlib of the texts, loaded as hfpatch loads one."""
     entry = catalog_dir / "greeter-1"
     (entry / "fixed").mkdir(parents=True)
-    lines = [
-        "schema = 1",
-        'id = "greeter-1"',
-        'title = "greet(None) fails"',
-        'upstream = "example/greeter#1"',
-        'url = "https://example.invalid/greeter/pull/1"',
-        'distribution = "greeter"',
-        'module = "greeter.core"',
-        'file = "greeter/core.py"',
-        'fixed_in = "2.0"',
-        'first_defined_in = "0.5"',
-    ]
+    data: dict[str, Any] = {
+        "schema": 2,
+        "id": "greeter-1",
+        "title": "greet(None) fails",
+        "upstream": "example/greeter#1",
+        "url": "https://example.invalid/greeter/pull/1",
+        "distribution": "greeter",
+        "module": "greeter.core",
+        "file": "greeter/core.py",
+        "fixed_in": "2.0",
+        "first_defined_in": "0.5",
+        "targets": [],
+        "known_files": [],
+    }
     if transform is not None:
         (entry / "transform.py").write_text(transform, encoding="utf-8")
-        lines.append('transform = "transform.py"')
+        data["transform"] = "transform.py"
     for index, target in enumerate(targets):
         fixed = f"fixed/{index}-{target.name}.py"
         (entry / fixed).write_text(target.fixed, encoding="utf-8")
-        lines += ["", "[[target]]", f'name = "{target.name}"', f'fixed = "{fixed}"']
+        forms = [{"sha256": sha256(text.rstrip("\n")), "verdict": verdict} for text, verdict in target.forms]
+        data["targets"].append({"name": target.name, "fixed": fixed, "forms": forms})
         if target.insert_if_absent:
-            lines.append("insert_if_absent = true")
-        for text, verdict in target.forms:
-            lines += ["", "[[target.form]]", f'sha256 = "{sha256(text.rstrip(chr(10)))}"', f'verdict = "{verdict}"']
+            data["targets"][-1]["insert_if_absent"] = True
     for digest, verdict, patched_digest, releases in file_forms:
-        lines += ["", "[[file_form]]", f'sha256 = "{digest}"', f'verdict = "{verdict}"', f"releases = {releases}"]
+        known = {"sha256": digest, "verdict": verdict, "releases": releases}
         if patched_digest is not None:
-            lines.append(f'patched_sha256 = "{patched_digest}"')
-    (entry / "patch.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            known["patched_sha256"] = patched_digest
+        data["known_files"].append(known)
+    (entry / "patch.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
     return catalog.load(entry)
 
 

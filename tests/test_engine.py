@@ -27,6 +27,7 @@ from toy import (
     PATCH_ID,
     Completed,
     ToySite,
+    entry_data,
     make_site,
     record_hash,
     tree,
@@ -444,9 +445,8 @@ def _with_an_old_patch(site: ToySite) -> None:
     """A second entry for toypkg whose fix shipped in 0.9: obsolete on every release the site can hold."""
     old = site.catalog / "toypkg-old"
     shutil.copytree(site.catalog / PATCH_ID, old)
-    toml = (old / "patch.toml").read_text(encoding="utf-8")
-    toml = toml.replace(f'id = "{PATCH_ID}"', 'id = "toypkg-old"').replace('fixed_in = "2.0"', 'fixed_in = "0.9"')
-    (old / "patch.toml").write_text(toml.replace('first_defined_in = "0.5"', 'first_defined_in = "0.1"'), "utf-8")
+    data = {**entry_data(), "id": "toypkg-old", "fixed_in": "0.9", "first_defined_in": "0.1"}
+    (old / "patch.json").write_text(json.dumps(data), encoding="utf-8")
 
 
 @pytest.mark.parametrize(

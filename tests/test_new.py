@@ -9,6 +9,7 @@ is tested on a table of small modules.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -24,11 +25,6 @@ import wheelfactory as factory
 
 from hfpatch import authoring, catalog, classify, cli, definitions
 from hfpatch.catalog import Patch, Verdict
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 TOTAL = ["--target", "madeup:madeup.core:total"]
 CLEAN = ["--target", "madeup:madeup.core:_clean"]
@@ -164,7 +160,7 @@ def test_the_release_table_says_each_release_s_form_verdict_and_reason(written: 
     }
     assert "note: patched, the 1.2 file is the 2.0 file byte for byte" in written.total.out
     assert f"wrote {written.catalog / 'madeup-total'} (2 targets, 5 forms, 7 files)" in written.total.out
-    assert 'add probe = "probe.py" to patch.toml' in written.total.out
+    assert 'add "probe": "probe.py" to patch.json' in written.total.out
     assert written.total.err == ""
 
 
@@ -211,9 +207,11 @@ def test_the_entry_records_every_released_file_and_what_patching_it_gives(writte
     assert files[core["1.2"]].patched_sha256 == files[core["1.0"]].patched_sha256 == core["2.0"]
     patched_11 = factory.CORE_TEXTS["1.1"].replace(factory.TOTAL_A, factory.CLEAN + "\n\n" + factory.TOTAL_FIX)
     assert files[core["1.1"]].patched_sha256 == sha256(patched_11)
-    toml = (patch.directory / "patch.toml").read_text()
-    assert "# patched, this is the 2.0 file byte for byte" in toml
-    assert "probe" not in tomllib.loads(toml)
+    entry = json.loads((patch.directory / "patch.json").read_text())
+    notes = {known["sha256"]: known.get("note") for known in entry["known_files"]}
+    assert notes[core["1.2"]] == notes[core["1.0"]] == "patched, this is the 2.0 file byte for byte"
+    assert notes[core["1.1"]] is None
+    assert "probe" not in entry
 
 
 def test_hfpatch_reads_each_release_as_the_table_says(written: Written) -> None:
@@ -290,15 +288,15 @@ def test_an_existing_entry_is_refused_unless_forced_and_then_replaced_whole(new:
     args = ["madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0"]
     assert new(*args).code == 0
     entry = tmp_path / "catalog" / "madeup-total"
-    written = (entry / "patch.toml").read_bytes()
-    (entry / "patch.toml").write_bytes(written + b"# edited\n")
+    written = (entry / "patch.json").read_bytes()
+    (entry / "patch.json").write_bytes(written + b"\n")
     (entry / "stray.txt").write_text("left by hand")
     refused = new(*args)
     assert refused.code == 2
     assert refused.err.startswith("hfpatch: error: ") and "--force" in refused.err
-    assert (entry / "patch.toml").read_bytes() == written + b"# edited\n"
+    assert (entry / "patch.json").read_bytes() == written + b"\n"
     assert new(*args, "--force").code == 0
-    assert (entry / "patch.toml").read_bytes() == written
+    assert (entry / "patch.json").read_bytes() == written
     assert not (entry / "stray.txt").exists()
     assert sorted(path.name for path in (tmp_path / "catalog").iterdir()) == ["madeup-total"], "no scratch left"
 
@@ -450,8 +448,8 @@ def test_through_pip_the_wheels_are_cached_and_reused(wheels: Path, tmp_path: Pa
     second = hfpatch_process(*args, "--catalog", str(tmp_path / "second"), env=env)
     assert second.code == 0, second.err
     assert second.out.replace("second", "first") == first.out
-    assert (tmp_path / "second" / "madeup-total" / "patch.toml").read_bytes() == (
-        tmp_path / "first" / "madeup-total" / "patch.toml"
+    assert (tmp_path / "second" / "madeup-total" / "patch.json").read_bytes() == (
+        tmp_path / "first" / "madeup-total" / "patch.json"
     ).read_bytes()
 
 
@@ -763,8 +761,13 @@ def test_the_names_a_fixed_function_reads_from_its_module(text: str, names: set[
     "value",
     ["plain", 'a "quoted" \\ back', "new\nline\ttab", "é ü — 漢字", "\x00\x1f\x7f", "emoji 😀"],
 )
-def test_toml_strings_read_back_as_written(value: str) -> None:
-    assert tomllib.loads(f"key = {authoring.toml_string(value)}\n")["key"] == value
+def test_an_entry_reads_back_as_written_whatever_its_text(value: str, tmp_path: Path) -> None:
+    builtin = catalog.load(catalog.builtin_catalog() / "transformers-46618")
+    directory = tmp_path / builtin.id
+    shutil.copytree(builtin.directory / "fixed", directory / "fixed")
+    patch = builtin._replace(title=value, about=(value, "second line"), directory=directory, probe=None)
+    (directory / "patch.json").write_text(authoring.render_entry(patch), encoding="utf-8")
+    assert catalog.load(directory) == patch
 
 
 def test_check_loads_neither_new_nor_the_rewrite() -> None:

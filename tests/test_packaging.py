@@ -64,7 +64,7 @@ def test_the_wheel_ships_the_catalog_inside_hfpatch(wheel: Path) -> None:
         if path.is_file() and "__pycache__" not in path.parts
     }
     assert shipped == in_checkout
-    assert {f"{PATCH_ID}/patch.toml", f"{PATCH_ID}/probe.py", f"{PATCH_ID}/fixed/{FIXED_TEXT}"} <= shipped
+    assert {f"{PATCH_ID}/patch.json", f"{PATCH_ID}/probe.py", f"{PATCH_ID}/fixed/{FIXED_TEXT}"} <= shipped
 
 
 def test_nothing_named_patches_lands_at_the_top_of_site_packages(wheel: Path) -> None:
@@ -72,17 +72,13 @@ def test_nothing_named_patches_lands_at_the_top_of_site_packages(wheel: Path) ->
     assert tops == {"hfpatch", f"{wheel.name.split('-py')[0]}.dist-info"}
 
 
-def test_the_runtime_dependencies_are_libcst_packaging_and_tomli_before_3_11(wheel: Path) -> None:
+def test_the_runtime_dependencies_are_libcst_and_packaging_only(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         (metadata_name,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
         metadata = email.parser.BytesParser().parsebytes(archive.read(metadata_name))
     requirements = [Requirement(line) for line in metadata.get_all("Requires-Dist") or []]
-    assert sorted(requirement.name for requirement in requirements) == ["libcst", "packaging", "tomli"]
-    (tomli,) = [requirement for requirement in requirements if requirement.name == "tomli"]
-    assert tomli.marker is not None
-    assert tomli.marker.evaluate({"python_version": "3.10"})
-    assert not tomli.marker.evaluate({"python_version": "3.11"})
-    assert all(r.marker is None for r in requirements if r.name != "tomli")
+    assert sorted(requirement.name for requirement in requirements) == ["libcst", "packaging"]
+    assert all(requirement.marker is None for requirement in requirements)
 
 
 def _venv(path: Path) -> Path:

@@ -3,7 +3,7 @@
     <site>/toypkg/__init__.py
     <site>/toypkg/core.py                 greet() has the bug in 1.0 (None is not greeted), not in 2.0
     <site>/toypkg-<version>.dist-info/    METADATA and a RECORD with every file's hash (LF or CRLF line endings)
-    <catalog>/toypkg-1/patch.toml         the entry, its digests taken here with hashlib of the texts below
+    <catalog>/toypkg-1/patch.json         the entry, its digests taken here with hashlib of the texts below
     <catalog>/toypkg-1/fixed/greet.py     the fixed text
     <catalog>/toypkg-1/probe.py           calls greet(None) in the target interpreter
 
@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 PATCH_ID = "toypkg-1"
 MODULE = "toypkg/core.py"
@@ -68,54 +70,49 @@ def canonical(definition: str) -> str:
     return definition.rstrip("\n")
 
 
-def entry_toml(*, with_probe: bool = True) -> str:
-    lines = [
-        "schema = 1",
-        f'id = "{PATCH_ID}"',
-        'title = "greet(None) fails"',
-        'upstream = "example/toypkg#1"',
-        'url = "https://example.invalid/toypkg/pull/1"',
-        'distribution = "toypkg"',
-        'module = "toypkg.core"',
-        f'file = "{MODULE}"',
-        'fixed_in = "2.0"',
-        'first_defined_in = "0.5"',
-    ]
-    if with_probe:
-        lines.append('probe = "probe.py"')
-    lines += [
-        "",
-        "[[target]]",
-        'name = "greet"',
-        'fixed = "fixed/greet.py"',
-        "",
-        "[[target.form]]",
-        f'sha256 = "{_sha256(canonical(BUGGY_GREET))}"',
-        'verdict = "needs-patch"',
-        'releases = ["1.0"]',
-        "",
-        "[[target.form]]",
-        f'sha256 = "{_sha256(canonical(FIXED_GREET))}"',
-        'verdict = "fixed"',
-        'releases = ["2.0"]',
-        "",
-        "[[file_form]]",
-        f'sha256 = "{_sha256(BUGGY_MODULE)}"',
-        'verdict = "needs-patch"',
-        'releases = ["1.0"]',
-        f'patched_sha256 = "{_sha256(FIXED_MODULE)}"',
-        "",
-    ]
-    return "\n".join(lines)
+def entry_data(*, with_probe: bool = True) -> dict[str, Any]:
+    """The toy entry as patch.json holds it."""
+    return {
+        "schema": 2,
+        "id": PATCH_ID,
+        "title": "greet(None) fails",
+        "upstream": "example/toypkg#1",
+        "url": "https://example.invalid/toypkg/pull/1",
+        "distribution": "toypkg",
+        "module": "toypkg.core",
+        "file": MODULE,
+        "fixed_in": "2.0",
+        "first_defined_in": "0.5",
+        **({"probe": "probe.py"} if with_probe else {}),
+        "targets": [
+            {
+                "name": "greet",
+                "fixed": "fixed/greet.py",
+                "forms": [
+                    {"sha256": _sha256(canonical(BUGGY_GREET)), "verdict": "needs-patch", "releases": ["1.0"]},
+                    {"sha256": _sha256(canonical(FIXED_GREET)), "verdict": "fixed", "releases": ["2.0"]},
+                ],
+            }
+        ],
+        "known_files": [
+            {
+                "sha256": _sha256(BUGGY_MODULE),
+                "verdict": "needs-patch",
+                "releases": ["1.0"],
+                "patched_sha256": _sha256(FIXED_MODULE),
+            }
+        ],
+    }
 
 
 def write_catalog(directory: Path, *, with_probe: bool = True) -> Path:
-    entry = directory / PATCH_ID
-    (entry / "fixed").mkdir(parents=True)
-    (entry / "patch.toml").write_text(entry_toml(with_probe=with_probe), encoding="utf-8")
-    (entry / "fixed" / "greet.py").write_text(FIXED_GREET, encoding="utf-8")
+    directory_of_entry = directory / PATCH_ID
+    (directory_of_entry / "fixed").mkdir(parents=True)
+    text = json.dumps(entry_data(with_probe=with_probe), indent=2) + "\n"
+    (directory_of_entry / "patch.json").write_text(text, encoding="utf-8")
+    (directory_of_entry / "fixed" / "greet.py").write_text(FIXED_GREET, encoding="utf-8")
     if with_probe:
-        (entry / "probe.py").write_text(_PROBE, encoding="utf-8")
+        (directory_of_entry / "probe.py").write_text(_PROBE, encoding="utf-8")
     return directory
 
 
