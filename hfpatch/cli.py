@@ -240,7 +240,19 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+_SUMMARIES = {
+    "apply": "patch the installed code where it needs it (run it in the image build)",
+    "check": "say whether every patch is as it must be; exit 0, 1 (action needed) or 2 (error)",
+    "revert": "put the original bytes back (run it before upgrading the package)",
+    "verify": "run each patch's probe with the real code in the target interpreter",
+    "list": "show the catalog and each patch's condition; exit 0 unless the input is bad",
+}
+COMMANDS = (*_SUMMARIES, "new")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or, given the command the arguments name, one whose other commands have only their names
+    and summaries: argparse spends about 0.1 ms on each option it adds, and a command parses only its own."""
     parser = _Parser(
         prog="hfpatch",
         description="Backport upstream fixes into an installed package (transformers and others), on disk,\n"
@@ -251,17 +263,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hfpatch {hfpatch.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
-    specs = [
-        ("apply", "patch the installed code where it needs it (run it in the image build)"),
-        ("check", "say whether every patch is as it must be; exit 0, 1 (action needed) or 2 (error)"),
-        ("revert", "put the original bytes back (run it before upgrading the package)"),
-        ("verify", "run each patch's probe with the real code in the target interpreter"),
-        ("list", "show the catalog and each patch's condition; exit 0 unless the input is bad"),
-    ]
-    for name, summary in specs:
+    for name, summary in _SUMMARIES.items():
         sub = commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
         sub.epilog = EXIT_CODES
         sub.formatter_class = argparse.RawDescriptionHelpFormatter
+        if command not in (None, name):
+            continue
         _common_options(sub)
         if name in ("apply", "revert"):
             sub.add_argument("--dry-run", action="store_true", help="print the unified diff; write nothing")
@@ -276,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
                 help="exit 1 where every patch is fixed upstream or not applicable, so that a dead `hfpatch apply` "
                 "gets removed",
             )
-    _add_new_parser(commands)
+    _add_new_parser(commands, with_options=command in (None, "new"))
     return parser
 
 
@@ -303,11 +310,13 @@ exit codes:
      needs the patch, or a release where the fix would use a name it lacks"""
 
 
-def _add_new_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
+def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_options: bool) -> None:
     summary = "write a catalog entry for an upstream fix, from the wheels of the distribution's releases"
     parser = commands.add_parser("new", help=summary, description=summary[0].upper() + summary[1:] + ".")
     parser.epilog = NEW_EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    if not with_options:
+        return
     parser.add_argument(
         "patch_id", metavar="PATCH_ID", help="the entry's id and directory name, e.g. transformers-46618"
     )
@@ -397,7 +406,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The console script; returns the exit code instead of exiting, so that tests can call it in process."""
     args = None
     try:
-        args = build_parser().parse_args(list(argv) if argv is not None else sys.argv[1:])
+        arguments = list(argv) if argv is not None else sys.argv[1:]
+        # The first word that is not an option names the command; anything else gets the whole parser.
+        named = next((argument for argument in arguments if not argument.startswith("-")), None)
+        late = next((argument for argument in arguments if argument in COMMANDS), None)
+        if late is not None and arguments[0].startswith("-") and arguments[0] not in ("-h", "--help", "--version"):
+            arguments.remove(late)
+            raise UsageError(f"the command comes first, then its options: `hfpatch {shlex.join([late, *arguments])}`")
+        args = build_parser(named if named in COMMANDS else None).parse_args(arguments)
         if args.command == "new":
             # Each command loads what it needs: `new` reads wheels and rewrites, which `check` never pays for.
             from hfpatch import newentry

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from datetime import datetime, timezone
+import time
 from pathlib import Path
 
 import hfpatch
@@ -146,7 +146,7 @@ def _new_state(facts: Facts, installation: Installation, original: bytes, new: b
         schema=state.SCHEMA,
         patch=facts.patch.id,
         hfpatch_version=hfpatch.__version__,
-        applied_at=datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+        applied_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),  # as datetime.isoformat writes UTC
         distribution=facts.patch.distribution,
         version=installation.version,
         dist_info=facts.dist_info_name,

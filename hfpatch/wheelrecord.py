@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import base64
+import binascii
 import hashlib
 from pathlib import Path
+
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
 
 
 def digest(data: bytes, algorithm: str = "sha256") -> str:
@@ -14,7 +16,9 @@ def digest(data: bytes, algorithm: str = "sha256") -> str:
         raw = hashlib.new(algorithm, data).digest()
     except ValueError:
         return ""
-    return f"{algorithm}={base64.urlsafe_b64encode(raw).rstrip(b'=').decode('ascii')}"
+    # base64.urlsafe_b64encode, without importing base64 (and struct) on check's path
+    encoded = binascii.b2a_base64(raw, newline=False).translate(_URLSAFE).rstrip(b"=")
+    return f"{algorithm}={encoded.decode('ascii')}"
 
 
 def line_for(relative_file: str, data: bytes) -> str:
@@ -24,12 +28,11 @@ def line_for(relative_file: str, data: bytes) -> str:
 
 def find_line(record: bytes, relative_file: str) -> str | None:
     """The line for `relative_file` (without its line ending), or None where RECORD does not list it."""
+    span = _line_span(record, relative_file)
     try:
-        text = record.decode("utf-8")
+        return None if span is None else record[span[0] : span[1]].decode("utf-8")
     except UnicodeDecodeError:
         return None
-    prefix = f"{relative_file},"
-    return next((line for line in text.splitlines() if line.startswith(prefix)), None)
 
 
 def read_line(record: Path, relative_file: str) -> str | None:
@@ -41,11 +44,20 @@ def read_line(record: Path, relative_file: str) -> str | None:
 
 def with_line(record: bytes, relative_file: str, new_line: str) -> bytes | None:
     """RECORD with the line of `relative_file` replaced, every other byte kept (CRLF stays CRLF); None if absent."""
+    span = _line_span(record, relative_file)
+    return None if span is None else record[: span[0]] + new_line.encode("utf-8") + record[span[1] :]
+
+
+def _line_span(record: bytes, relative_file: str) -> tuple[int, int] | None:
+    """Where the file's line starts and ends (before its line ending). Found by searching, not by splitting: a
+    large distribution's RECORD has thousands of lines, and check reads it for every patch."""
     prefix = f"{relative_file},".encode()
-    lines = record.splitlines(keepends=True)
-    for index, line in enumerate(lines):
-        if line.startswith(prefix):
-            ending = line[len(line.rstrip(b"\r\n")) :]
-            lines[index] = new_line.encode("utf-8") + ending
-            return b"".join(lines)
-    return None
+    if record.startswith(prefix):
+        start = 0
+    else:
+        found = record.find(b"\n" + prefix)
+        if found < 0:
+            return None
+        start = found + 1
+    ends = [index for index in (record.find(b"\r", start), record.find(b"\n", start)) if index >= 0]
+    return start, min(ends, default=len(record))

@@ -103,6 +103,13 @@ ENVIRONMENT_ERRORS = [
     ),
     pytest.param(_fixed([], "the following arguments are required: COMMAND"), id="no-command"),
     pytest.param(_fixed(["frobnicate"], "invalid choice: 'frobnicate'"), id="unknown-command"),
+    pytest.param(
+        _fixed(
+            ["--json", "check", "--patch", PATCH_ID],
+            f"comes first, then its options: `hfpatch check --json --patch {PATCH_ID}`",
+        ),
+        id="options-before-the-command",
+    ),
     pytest.param(_python_missing, id="python-missing"),
     pytest.param(_python_a_venv_directory, id="python-a-venv-directory"),
     pytest.param(_python_not_executable, id="python-not-executable"),
@@ -127,6 +134,23 @@ def test_what_cannot_be_acted_on_is_one_error_line_and_exit_2_touching_nothing(
     assert says in line
     assert '{"action"' not in line  # hfpatch's own request to the interpreter is no message for the user
     assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check"],
+        ["check", "--json", "--python", "/usr/bin/python3", "--python", "py2", "--fail-on-obsolete"],
+        ["apply", "--dry-run", "--patch", "a", "--catalog", "c"],
+        ["revert", "--force", "--json"],
+        ["verify", "--patch", "check"],
+        ["list", "--catalog", "apply"],
+        ["new", "x-1", "--target", "d:m:f", "--fixed-in", "2", "--catalog", "c", "--release", "1", "--pre"],
+    ],
+)
+def test_the_parser_of_the_command_given_reads_it_as_the_whole_parser_does(argv: list[str]) -> None:
+    command = next(argument for argument in argv if argument in cli.COMMANDS)
+    assert cli.build_parser(command).parse_args(argv) == cli.build_parser().parse_args(argv)
 
 
 # ----------------------------------------------------------------------------- what one patch refuses: its result

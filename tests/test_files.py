@@ -249,8 +249,18 @@ NEW = "toypkg/core.py,sha256=NEW,9"
             b"toypkg/core.py.orig,sha256=A,1\nx/toypkg/core.py,sha256=B,2\ntoypkg/core.py,sha256=NEW,9\n",
             id="only-the-files-own-line",
         ),
+        pytest.param(
+            b"toypkg/core.py,sha256=OLD,3\r\nRECORD,,\r\n",
+            b"toypkg/core.py,sha256=NEW,9\r\nRECORD,,\r\n",
+            id="first-line",
+        ),
+        pytest.param(b"toypkg/core.py,sha256=OLD,3", b"toypkg/core.py,sha256=NEW,9", id="the-only-line"),
         pytest.param(b"a.py,sha256=A,1\nRECORD,,\n", None, id="absent"),
+        pytest.param(b"a.py,sha256=A,1\nxtoypkg/core.py,sha256=B,2\n", None, id="absent-but-a-suffix"),
     ],
 )
 def test_with_line_replaces_the_files_line_and_keeps_every_other_byte(record: bytes, expected: bytes | None) -> None:
     assert wheelrecord.with_line(record, "toypkg/core.py", NEW) == expected
+    assert wheelrecord.find_line(record, "toypkg/core.py") == (
+        None if expected is None else "toypkg/core.py,sha256=OLD,3"
+    )
