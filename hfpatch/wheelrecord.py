@@ -49,15 +49,15 @@ def with_line(record: bytes, relative_file: str, new_line: str) -> bytes | None:
 
 
 def _line_span(record: bytes, relative_file: str) -> tuple[int, int] | None:
-    """Where the file's line starts and ends (before its line ending). Found by searching, not by splitting: a
-    large distribution's RECORD has thousands of lines, and check reads it for every patch."""
+    """Where the file's line starts and ends (before its line ending: LF, CRLF or CR). Found by searching, not by
+    splitting: a large distribution's RECORD has thousands of lines, and check reads it for every patch."""
     prefix = f"{relative_file},".encode()
-    if record.startswith(prefix):
-        start = 0
-    else:
-        found = record.find(b"\n" + prefix)
-        if found < 0:
-            return None
-        start = found + 1
-    ends = [index for index in (record.find(b"\r", start), record.find(b"\n", start)) if index >= 0]
-    return start, min(ends, default=len(record))
+    start = record.find(prefix)
+    while start > 0 and record[start - 1] not in b"\r\n":  # only where a line starts: not x/<file>, not <file>.orig
+        start = record.find(prefix, start + 1)
+    if start < 0:
+        return None
+    end = record.find(b"\n", start)
+    end = len(record) if end < 0 else end
+    carriage_return = record.find(b"\r", start, end)
+    return start, end if carriage_return < 0 else carriage_return

@@ -114,8 +114,8 @@ MUTANTS = [
         "record-line-endings-lost",
         "RECORD keeps its line endings (pip writes CRLF)",
         "hfpatch/wheelrecord.py",
-        '            ending = line[len(line.rstrip(b"\\r\\n")) :]\n',
-        '            ending = b"\\n"\n',
+        "    return start, end if carriage_return < 0 else carriage_return\n",
+        "    return start, end\n",
     ),
     Mutant(
         "bytecode-not-refreshed",

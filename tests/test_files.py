@@ -255,6 +255,11 @@ NEW = "toypkg/core.py,sha256=NEW,9"
             id="first-line",
         ),
         pytest.param(b"toypkg/core.py,sha256=OLD,3", b"toypkg/core.py,sha256=NEW,9", id="the-only-line"),
+        pytest.param(
+            b"a.py,sha256=A,1\rtoypkg/core.py,sha256=OLD,3\rRECORD,,\r",
+            b"a.py,sha256=A,1\rtoypkg/core.py,sha256=NEW,9\rRECORD,,\r",
+            id="CR",
+        ),
         pytest.param(b"a.py,sha256=A,1\nRECORD,,\n", None, id="absent"),
         pytest.param(b"a.py,sha256=A,1\nxtoypkg/core.py,sha256=B,2\n", None, id="absent-but-a-suffix"),
     ],
