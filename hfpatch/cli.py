@@ -402,18 +402,42 @@ def _list_catalog(patches: Sequence[Patch], out: TextIO) -> None:
     print("", file=out)
 
 
+def parse(arguments: list[str]) -> argparse.Namespace:
+    """The command line read as the whole parser reads it. A line that starts with its command needs only that
+    command's options; one that puts options first gets the command line that reads, if there is one."""
+    if arguments and arguments[0] in COMMANDS:
+        return build_parser(arguments[0]).parse_args(arguments)
+    parser = build_parser()
+    try:
+        return parser.parse_args(arguments)
+    except UsageError:
+        reordered = _command_first(parser, arguments)
+        if reordered is None:
+            raise
+        raise UsageError(f"the command comes first, then its options: `hfpatch {shlex.join(reordered)}`") from None
+
+
+def _command_first(parser: argparse.ArgumentParser, arguments: list[str]) -> list[str] | None:
+    """`--json check` → `check --json`: the last command word moved first that makes a valid command line (the last,
+    since an earlier one may be an option's value, as in `--patch list check`)."""
+    if not arguments or not arguments[0].startswith("-") or {"-h", "--help"} & set(arguments):
+        return None
+    for index in reversed(range(len(arguments))):
+        if arguments[index] in COMMANDS:
+            candidate = [arguments[index], *arguments[:index], *arguments[index + 1 :]]
+            try:
+                parser.parse_args(candidate)
+            except UsageError:
+                continue
+            return candidate
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script; returns the exit code instead of exiting, so that tests can call it in process."""
     args = None
     try:
-        arguments = list(argv) if argv is not None else sys.argv[1:]
-        # The first word that is not an option names the command; anything else gets the whole parser.
-        named = next((argument for argument in arguments if not argument.startswith("-")), None)
-        late = next((argument for argument in arguments if argument in COMMANDS), None)
-        if late is not None and arguments[0].startswith("-") and arguments[0] not in ("-h", "--help", "--version"):
-            arguments.remove(late)
-            raise UsageError(f"the command comes first, then its options: `hfpatch {shlex.join([late, *arguments])}`")
-        args = build_parser(named if named in COMMANDS else None).parse_args(arguments)
+        args = parse(list(argv) if argv is not None else sys.argv[1:])
         if args.command == "new":
             # Each command loads what it needs: `new` reads wheels and rewrites, which `check` never pays for.
             from hfpatch import newentry

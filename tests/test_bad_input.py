@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, Completed, ToySite, make_site, tree, write_catalog
 
+import hfpatch
 from hfpatch import cli
 
 BUGGY, FIXED = BUGGY_MODULE.encode(), FIXED_MODULE.encode()
@@ -110,6 +111,10 @@ ENVIRONMENT_ERRORS = [
         ),
         id="options-before-the-command",
     ),
+    pytest.param(
+        _fixed(["--patch", "list", "check"], "comes first, then its options: `hfpatch check --patch list`"),
+        id="options-before-the-command-with-a-command-as-a-value",
+    ),
     pytest.param(_python_missing, id="python-missing"),
     pytest.param(_python_a_venv_directory, id="python-a-venv-directory"),
     pytest.param(_python_not_executable, id="python-not-executable"),
@@ -148,9 +153,26 @@ def test_what_cannot_be_acted_on_is_one_error_line_and_exit_2_touching_nothing(
         ["new", "x-1", "--target", "d:m:f", "--fixed-in", "2", "--catalog", "c", "--release", "1", "--pre"],
     ],
 )
-def test_the_parser_of_the_command_given_reads_it_as_the_whole_parser_does(argv: list[str]) -> None:
-    command = next(argument for argument in argv if argument in cli.COMMANDS)
-    assert cli.build_parser(command).parse_args(argv) == cli.build_parser().parse_args(argv)
+def test_a_command_line_is_read_as_the_whole_parser_reads_it(argv: list[str]) -> None:
+    assert cli.parse(argv) == cli.build_parser().parse_args(argv)
+
+
+@pytest.mark.parametrize(
+    ("argv", "out"),
+    [
+        pytest.param(["--version", "check"], f"hfpatch {hfpatch.__version__}\n", id="version-before-a-command"),
+        pytest.param(["--versio", "check"], f"hfpatch {hfpatch.__version__}\n", id="an-abbreviated-version"),
+        pytest.param(["-h"], "usage: hfpatch [-h] [--version] COMMAND ...\n", id="help"),
+        pytest.param(["check", "-h"], "usage: hfpatch check [-h] [--python PATH]", id="help-of-a-command"),
+    ],
+)
+def test_help_and_version_answer_as_argparse_does(
+    argv: list[str], out: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(argv)
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.startswith(out)
 
 
 # ----------------------------------------------------------------------------- what one patch refuses: its result
