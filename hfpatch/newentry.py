@@ -18,7 +18,7 @@ from typing import TextIO
 
 from packaging.version import Version
 
-from hfpatch import catalog, wheels
+from hfpatch import catalog, files, wheels
 from hfpatch.authoring import (
     SKIPPED,
     Authoring,
@@ -255,8 +255,8 @@ def _about(meta: Meta, authoring: Authoring, where: str) -> tuple[str, ...]:
 def write_entry(catalog_dir: Path, patch: Patch, *, force: bool) -> Path:
     """Write the entry beside its place, read it back, then rename it in: a reader sees no entry or a whole one."""
     final = catalog_dir / patch.id
+    files.make_directory(catalog_dir)
     try:
-        catalog_dir.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{patch.id}.new-", dir=catalog_dir))
     except OSError as error:
         raise AuthoringError(f"cannot write into {catalog_dir}: {error.strerror or error}.") from None
@@ -274,6 +274,9 @@ def write_entry(catalog_dir: Path, patch: Patch, *, force: bool) -> Path:
                 raise UsageError(f"{final} exists; give --force to replace it.")
             final.rename(scratch / "replaced")
         staged.rename(final)
+        # What root (sudo) writes into a user's repository belongs to that user, as everything hfpatch creates.
+        for path in sorted([final, *final.rglob("*")], key=lambda path: len(path.parts)):
+            files.take_owner_of_directory(path)
     except OSError as error:
         raise AuthoringError(f"cannot write {final}: {error.strerror or error}.") from None
     finally:

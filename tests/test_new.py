@@ -284,6 +284,21 @@ def test_a_release_whose_module_lacks_the_helper_s_import_is_not_safe(
     assert "it is an import in 2.0, which hfpatch new cannot insert" in done.err
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root creates files for another user")
+def test_what_root_writes_into_a_users_catalog_belongs_to_that_user(new: NewRun, tmp_path: Path) -> None:
+    """sudo hfpatch new into a user's repository: the user can edit, commit and remove what it wrote."""
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    os.chown(repository, 4242, 4343)
+    done = new("madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", catalog_dir=repository / "hfpatches")
+    assert done.code == 0, done.err
+    written = [repository / "hfpatches", *(repository / "hfpatches").rglob("*")]
+    assert len(written) == 6  # hfpatches/, the entry, patch.json, fixed/ and its two texts
+    assert {(path.relative_to(repository).as_posix(), path.stat().st_uid, path.stat().st_gid) for path in written} == {
+        (path.relative_to(repository).as_posix(), 4242, 4343) for path in written
+    }
+
+
 def test_an_existing_entry_is_refused_unless_forced_and_then_replaced_whole(new: NewRun, tmp_path: Path) -> None:
     args = ["madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0"]
     assert new(*args).code == 0
