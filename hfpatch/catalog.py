@@ -176,7 +176,7 @@ def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
         if old:
             raise CatalogError(
                 f"{old[0] / _OLD_ENTRY} is an entry in the format of hfpatch 0.1 (TOML); this hfpatch reads {ENTRY}: "
-                f"write it again with `hfpatch new`."
+                f"`python -m hfpatch.migrate {catalog}` converts the catalog in place (keeping fixed/ and probe.py)."
             )
         listed = [entry for entry in entries if (entry / ENTRY).is_file()]
         if index > 0 and not listed:
@@ -199,10 +199,19 @@ def load(directory: Path) -> Patch:
         raise CatalogError(f"cannot read {path}: {error.strerror}.") from None
     except ValueError as error:  # JSONDecodeError and UnicodeDecodeError
         raise CatalogError(f"{path} is not valid JSON: {error}.") from None
+    except RecursionError:
+        raise CatalogError(f"{path} is not valid JSON: it nests too deeply.") from None
+    return from_data(data, directory, path)
+
+
+def from_data(data: object, directory: Path, path: Path) -> Patch:
+    """Validate an entry's content (as read from `path`) for the entry directory `directory`."""
     try:
         if not isinstance(data, dict):
             raise ValueError(f"it holds a JSON {type(data).__name__}, not an object")
         return _patch(data, directory)
+    except OSError as error:  # a fixed/ file that is there but cannot be read
+        raise CatalogError(f"cannot read {error.filename}: {error.strerror}.") from None
     except (KeyError, TypeError, ValueError) as error:
         detail = f"missing {error}" if isinstance(error, KeyError) else str(error)
         raise CatalogError(f"{path} is not a valid patch entry: {detail}.") from None
@@ -216,9 +225,29 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
+# The keys each object may have: a misspelt one ("Probe") is refused, never read as absent.
+_KEYS = {
+    "the entry": frozenset(
+        {"schema", "about", "id", "title", "upstream", "url", "distribution", "module", "file", "fixed_in"}
+        | {"first_defined_in", "probe", "transform", "targets", "known_files"}
+    ),
+    "a target": frozenset({"name", "fixed", "insert_if_absent", "forms"}),
+    "a form": frozenset({"sha256", "verdict", "reason", "releases", "lines"}),
+    "a known file": frozenset({"sha256", "verdict", "releases", "patched_sha256", "note"}),
+}
+
+
+def _known_keys(data: Mapping[str, Any], what: str) -> None:
+    unknown = sorted(set(data) - _KEYS[what])
+    if unknown:
+        raise ValueError(f"{what} has an unknown key {unknown[0]!r} (it may have {', '.join(sorted(_KEYS[what]))})")
+
+
 def _patch(data: Mapping[str, Any], directory: Path) -> Patch:
-    if data.get("schema") != SCHEMA:
-        raise ValueError(f"schema must be {SCHEMA} (this hfpatch reads schema {SCHEMA}), not {data.get('schema')!r}")
+    schema = data.get("schema")
+    if type(schema) is not int or schema != SCHEMA:
+        raise ValueError(f"schema must be {SCHEMA} (this hfpatch reads schema {SCHEMA}), not {schema!r}")
+    _known_keys(data, "the entry")
     patch_id = _string(data, "id")
     if not ID.fullmatch(patch_id) or patch_id != directory.name:
         raise ValueError(f"id {patch_id!r} must be lowercase letters, digits, '.', '_', '-', and name its directory")
@@ -250,6 +279,7 @@ def _patch(data: Mapping[str, Any], directory: Path) -> Patch:
 
 
 def _target(data: Mapping[str, Any], directory: Path) -> Target:
+    _known_keys(data, "a target")
     name = _string(data, "name")
     if not QUALNAME.fullmatch(name):
         raise ValueError(f"target {name!r} must be a function name or Class.method")
@@ -263,6 +293,7 @@ def _target(data: Mapping[str, Any], directory: Path) -> Target:
 
 
 def _form(data: Mapping[str, Any]) -> Form:
+    _known_keys(data, "a form")
     return Form(
         sha256=_digest(data, "sha256"),
         verdict=Verdict(_string(data, "verdict")),
@@ -273,6 +304,8 @@ def _form(data: Mapping[str, Any]) -> Form:
 
 
 def _known_file(data: Mapping[str, Any]) -> KnownFile:
+    _known_keys(data, "a known file")
+    _optional_string(data, "note")  # for the reader only
     verdict = _string(data, "verdict")
     return KnownFile(
         sha256=_digest(data, "sha256"),
@@ -293,7 +326,7 @@ def _string(data: Mapping[str, Any], key: str) -> str:
     value = data[key]
     if not isinstance(value, str) or not value:
         raise ValueError(f"{key} must be a non-empty string")
-    return value
+    return _text(value, key)
 
 
 def _optional_string(data: Mapping[str, Any], key: str) -> str | None:
@@ -311,7 +344,16 @@ def _strings(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
     values = data.get(key, [])
     if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
         raise ValueError(f"{key} must be a list of strings")
-    return tuple(values)
+    return tuple(_text(value, key) for value in values)
+
+
+def _text(value: str, key: str) -> str:
+    """JSON may escape half of a surrogate pair (\\ud800), which no file, terminal or JSON output can hold."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{key} holds an unpaired surrogate escape (\\ud800 to \\udfff), which is not text") from None
+    return value
 
 
 def _required_file(data: Mapping[str, Any], key: str, directory: Path) -> Path:

@@ -187,6 +187,20 @@ DROP = object()
         pytest.param(("title",), DROP, "missing 'title'", id="title-missing"),
         pytest.param(("about",), "one line", "about must be a list of strings", id="about-a-string"),
         pytest.param(("known_files",), [{"sha256": "b" * 64}], "missing 'verdict'", id="known-file-no-verdict"),
+        pytest.param(("schema",), 2.0, "schema must be 2", id="schema-a-float"),
+        pytest.param(("Probe",), "probe.py", "the entry has an unknown key 'Probe'", id="unknown-key"),
+        pytest.param(("targets", 0, "insert_if_abset"), True, "a target has an unknown key", id="unknown-target-key"),
+        pytest.param(
+            ("targets", 0, "forms", 0, "release"), ["1.0"], "a form has an unknown key", id="unknown-form-key"
+        ),
+        pytest.param(("title",), "greet\ud800", "title holds an unpaired surrogate", id="title-a-lone-surrogate"),
+        pytest.param(("about",), ["\udfff"], "about holds an unpaired surrogate", id="about-a-lone-surrogate"),
+        pytest.param(
+            ("known_files",),
+            [{"sha256": "b" * 64, "verdict": "fixed", "note": 1}],
+            "note must be a non-empty string",
+            id="known-file-note-not-text",
+        ),
     ],
 )
 def test_a_faulty_entry_is_refused_naming_its_file(
@@ -217,6 +231,7 @@ def test_a_faulty_entry_is_refused_naming_its_file(
         pytest.param('{"schema": 2, "schema": 2}', "the key 'schema' appears twice", id="a-key-twice"),
         pytest.param("[]", "holds a JSON list, not an object", id="a-list"),
         pytest.param('"patch"', "holds a JSON str, not an object", id="a-string"),
+        pytest.param("[" * 100_000, "it nests too deeply", id="nested-too-deeply"),
     ],
 )
 def test_an_entry_that_is_not_a_json_object_is_refused_naming_its_file(
@@ -234,19 +249,6 @@ def test_an_entry_that_is_not_a_json_object_is_refused_naming_its_file(
 def test_an_entry_without_patch_json_is_refused_naming_it(tmp_path: Path) -> None:
     with pytest.raises(CatalogError, match=r"cannot read .*patch\.json"):
         catalog.load(tmp_path / "nothing-here")
-
-
-def test_an_entry_in_the_old_toml_format_is_refused_with_what_to_do(tmp_path: Path) -> None:
-    """hfpatch 0.1 wrote patch.toml: a team catalog of that time gets a sentence, not "holds no patch"."""
-    old = tmp_path / "team" / ENTRY_ID
-    old.mkdir(parents=True)
-    (old / "patch.toml").write_text('schema = 1\nid = "team-1"\n', encoding="utf-8")
-    with pytest.raises(CatalogError) as raised:
-        catalog.entry_dirs([catalog.builtin_catalog(), tmp_path / "team"])
-    assert str(raised.value) == (
-        f"{old / 'patch.toml'} is an entry in the format of hfpatch 0.1 (TOML); this hfpatch reads patch.json: "
-        "write it again with `hfpatch new`."
-    )
 
 
 # ---------------------------------------------------------------------------------------------------- discovery

@@ -1,0 +1,119 @@
+"""`python -m hfpatch.migrate CATALOG...`: turn the entries hfpatch 0.1 wrote (patch.toml, schema 1) into the
+patch.json that hfpatch reads now, in place.
+
+Each entry keeps everything else (fixed/, probe.py, transform.py): only patch.toml is replaced. The new patch.json
+must load and say what the old file said (its leading comments become `about`); only then is patch.toml removed.
+An entry that already has a patch.json is left alone. Exit 0 when every entry found is converted, 2 otherwise: a
+file that cannot be read or converted, or a catalog with nothing to convert.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from hfpatch import catalog, files
+from hfpatch.errors import CatalogError, ExitCode, HfpatchError
+
+OLD_ENTRY = "patch.toml"
+# hfpatch 0.1's names for the lists, by the name they have now.
+_RENAMED = {"target": "targets", "file_form": "known_files"}
+
+
+def converted(text: str) -> dict[str, Any]:
+    """patch.json's content for an hfpatch 0.1 patch.toml; ValueError where the TOML does not parse."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:
+            raise HfpatchError(
+                "reading patch.toml needs Python 3.11 or newer, or tomli (`pip install tomli`)."
+            ) from None
+    old = tomllib.loads(text)
+    about = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        about.append(line[1:].strip())
+    new: dict[str, Any] = {"schema": catalog.SCHEMA}
+    if about:
+        new["about"] = about
+    for key, value in old.items():
+        if key == "schema":
+            if value != 1:
+                raise ValueError(f"schema {value!r}, where hfpatch 0.1 wrote schema 1")
+            continue
+        new[_RENAMED.get(key, key)] = _targets(value) if key == "target" else value
+    return new
+
+
+def _targets(targets: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [{("forms" if key == "form" else key): value for key, value in target.items()} for target in targets]
+
+
+def convert(entry: Path) -> catalog.Patch:
+    """Write entry/patch.json from entry/patch.toml, check it loads, then remove patch.toml."""
+    from hfpatch.authoring import render_entry  # the layout `hfpatch new` writes
+
+    old = entry / OLD_ENTRY
+    new = entry / catalog.ENTRY
+    try:
+        data = converted(old.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise CatalogError(f"cannot read {old}: {error.strerror}.") from None
+    except ValueError as error:  # TOMLDecodeError, UnicodeDecodeError, a schema not 0.1's
+        raise CatalogError(f"{old} is not an entry hfpatch 0.1 wrote: {error}.") from None
+    patch = catalog.from_data(data, entry, old)
+    files.write_atomically(new, render_entry(patch).encode("utf-8"))
+    if catalog.load(entry) != patch:
+        files.remove(new)  # patch.toml stays, as it was
+        raise CatalogError(f"{new} does not read back as {old} says (a bug in hfpatch); {old} is kept.")
+    files.remove(old)
+    return patch
+
+
+USAGE = "usage: python -m hfpatch.migrate CATALOG [CATALOG ...]"
+
+
+def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
+    if list(argv) in (["-h"], ["--help"]):
+        print(f"{USAGE}\n\n{__doc__}", file=out)
+        return int(ExitCode.OK)
+    if not argv or any(argument.startswith("-") for argument in argv):
+        print(f"{USAGE}\nhfpatch: error: give the catalog directories to convert, and nothing else.", file=sys.stderr)
+        return int(ExitCode.ERROR)
+    results = [_migrate(Path(given), out) for given in argv]
+    return int(ExitCode.OK if all(results) else ExitCode.ERROR)
+
+
+def _migrate(directory: Path, out: TextIO) -> bool:
+    """Convert every hfpatch 0.1 entry in the catalog (or the one entry) `directory`; False where any is not."""
+    try:
+        entries = [directory] if (directory / OLD_ENTRY).is_file() else sorted(directory.iterdir())
+    except OSError as error:
+        return _error(f"cannot list the catalog {directory}: {error.strerror}.")
+    old = [entry for entry in entries if (entry / OLD_ENTRY).is_file() and not (entry / catalog.ENTRY).exists()]
+    if not old:
+        return _error(f"{directory} holds no entry to convert (no */{OLD_ENTRY} without a {catalog.ENTRY} beside it).")
+    done = True
+    for entry in old:
+        try:
+            patch = convert(entry)
+        except HfpatchError as error:
+            done = _error(str(error))
+            continue
+        print(f"converted {entry / OLD_ENTRY} to {entry / catalog.ENTRY} ({patch.id})", file=out)
+    return done
+
+
+def _error(message: str) -> bool:
+    print(f"hfpatch: error: {message}", file=sys.stderr)
+    return False
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
