@@ -104,11 +104,20 @@ def _diagnose(facts: Facts, suggest: Suggest) -> Diagnosis:
     if saved is not None and saved.target != patch.file:
         summary = f"hfpatch's state for {patch.id} names {saved.target}, not {patch.file}; nothing was changed"
         return Diagnosis(Condition.ERROR, summary)
-    stale = saved is not None and (saved.version != installation.version or saved.dist_info != facts.dist_info_name)
+    # Stale: the installer replaced the package since apply (another release or another install). Where either side
+    # has no metadata to compare, that cannot be told, and the state is judged by the file's bytes as it is.
+    stale = saved is not None and (
+        _differ(saved.version, installation.version) or _differ(saved.dist_info, facts.dist_info_name)
+    )
     notes: tuple[str, ...] = ()
+    if installation.dist_info is None:
+        notes = (
+            f"{installation.root} has no {patch.distribution}-*.dist-info: the release is unknown and RECORD is not "
+            f"kept (is the entry's distribution, {patch.distribution!r}, the one that installs {patch.package}?)",
+        )
     if saved is not None and stale:
         now = installation.version or "an unknown version"
-        notes = (
+        notes += (
             f"stale state: hfpatch patched {saved.distribution} {saved.version}, and {now} is installed now; "
             f"the next `{suggest('apply')}` or `{suggest('revert')}` clears it",
         )
@@ -121,8 +130,13 @@ def _diagnose(facts: Facts, suggest: Suggest) -> Diagnosis:
     if facts.source is None:
         return Diagnosis(Condition.ERROR, facts.source_error or f"cannot read {facts.file}", notes, stale)
     if saved is not None and not stale:
-        return _with_state(facts, suggest)
+        with_state = _with_state(facts, suggest)
+        return with_state._replace(notes=notes + with_state.notes)
     return _by_code(facts, notes, stale, suggest)
+
+
+def _differ(then: str | None, now: str | None) -> bool:
+    return then is not None and now is not None and then != now
 
 
 def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest) -> Diagnosis:

@@ -91,6 +91,14 @@ def _drive_to_patched(facts: Facts, installation: Installation) -> list[str]:
         fault_point("apply:after-backup")
     elif facts.backup is None:
         state.save_backup(installation.root, patch.id, original)  # the file was the original: keep it again
+    if saved.dist_info is None and facts.dist_info_name is not None:
+        # Applied where the distribution's metadata was not found (an entry that misspelt it): record it now.
+        before = facts.record_line if facts.record_line != wheelrecord.line_for(patch.file, new) else None
+        saved = saved._replace(
+            version=installation.version,
+            dist_info=facts.dist_info_name,
+            record_line_before=before or wheelrecord.line_for(patch.file, original),
+        )
     try:
         state.save(installation.root, saved._replace(phase=Phase.APPLYING.value))
         fault_point("apply:after-state-applying")

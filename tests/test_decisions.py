@@ -207,6 +207,22 @@ def record_lagging(where: Path) -> World:
     return world
 
 
+def needs_patch_without_metadata(where: Path) -> World:
+    """The entry names a distribution whose metadata is not beside the package (a misspelt name, a copied tree)."""
+    world = fresh(where)
+    assert world.installation is not None
+    return dataclasses.replace(world, installation=world.installation._replace(version=None, dist_info=None))
+
+
+def applied_without_metadata_then_with(where: Path) -> World:
+    """Applied while the entry misspelt the distribution (no metadata found), read again with the right one: the
+    state says no version, the installation 1.0. That is no reinstall: the file is what hfpatch wrote."""
+    world = needs_patch_without_metadata(where)
+    outcome = engine.run(Command.APPLY, world.patch, world.python, world.installation, Options())
+    assert (outcome.action, outcome.exit_code) == (Action.PATCHED.value, OK), outcome.message
+    return dataclasses.replace(world, installation=installation_of(world.site, world.python))
+
+
 def stale_bytecode_after_apply(where: Path) -> World:
     world = applied(where)
     unchecked_pyc(world, BUGGY_MODULE)
@@ -432,6 +448,29 @@ SCENARIOS = [
             notes=STALE_NOTE,
         ),
         id="needs-patch-stale-state-of-another-version",
+    ),
+    pytest.param(
+        needs_patch_without_metadata,
+        expect(
+            Condition.NEEDS_PATCH,
+            "the released 1.0 file, which has the bug",
+            APPLY_ADVICE,
+            PATCH,
+            NOTHING,
+            notes="has no toypkg-*.dist-info: the release is unknown and RECORD is not kept",
+        ),
+        id="needs-patch-without-metadata",
+    ),
+    pytest.param(
+        applied_without_metadata_then_with,
+        expect(
+            Condition.INCOMPLETE,
+            "the patched file is in place, but",
+            "run `hfpatch apply --python /x` to finish",
+            COMPLETE,
+            RESTORE,
+        ),
+        id="incomplete-applied-without-metadata-read-with-it",
     ),
     pytest.param(
         dropped,

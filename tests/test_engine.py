@@ -139,6 +139,32 @@ def test_apply_changes_only_the_files_RECORD_line_and_revert_puts_RECORD_back_by
     assert not (site.state_dir / PATCH_ID).exists()
 
 
+def test_an_apply_under_a_misspelt_distribution_is_finished_and_reverted_once_the_entry_is_right(
+    tmp_path: Path,
+) -> None:
+    """The entry names "toypkgg": hfpatch finds the module but no metadata, says so, and patches the file alone. With
+    the name put right, the state is no stale one (nothing was reinstalled): check asks to finish, apply updates
+    RECORD, and revert puts file and RECORD back byte for byte."""
+    site = make_site(tmp_path)
+    entry = site.catalog / PATCH_ID / "patch.json"
+    right = entry.read_text(encoding="utf-8")
+    record = site.record.read_bytes()
+    entry.write_text(right.replace('"distribution": "toypkg"', '"distribution": "toypkgg"'), encoding="utf-8")
+    done = site.run("apply")
+    assert done.code == 0, done.out + done.err
+    assert "note: " in done.out and "has no toypkgg-*.dist-info" in done.out
+    assert site.file.read_bytes() == FIXED and site.record.read_bytes() == record
+    entry.write_text(right, encoding="utf-8")
+    checked = site.run("check")
+    assert (checked.code, result(checked)[0]) == (1, "incomplete"), checked.out
+    assert "RECORD does not match the file; run `hfpatch apply --patch toypkg-1` to finish" in checked.out
+    assert site.run("apply").code == 0
+    assert site.run("check").code == 0
+    reverted = site.run("revert")
+    assert (reverted.code, result(reverted)[0]) == (0, "reverted"), reverted.out
+    assert (site.file.read_bytes(), site.record.read_bytes()) == (BUGGY, record)
+
+
 # ------------------------------------------------------------------------------------------------- idempotence
 
 
@@ -397,6 +423,10 @@ def test_an_environment_without_the_distribution_is_one_error_line_pointing_at_p
     (line,) = done.err.splitlines()
     assert line.startswith("hfpatch: error: ")
     assert "point --python at the application's interpreter" in line
+    given = site.run(command, python=sys.executable)
+    assert given.code == 2
+    (line,) = given.err.splitlines()
+    assert line.endswith(f"nothing to {command}; is it the application's interpreter (the one that imports toypkg)?")
     assert tree(tmp_path) == before
 
 
