@@ -143,7 +143,7 @@ def builtin_catalog() -> Path:
     """hfpatch/patches in an installed wheel; patches/ beside the hfpatch package in a checkout."""
     package = Path(__file__).resolve().parent
     shipped = package / "patches"
-    if shipped.is_dir():
+    if os.path.isdir(shipped):  # noqa: PTH112 - Path.is_dir raises where it may not look; isdir says False
         return shipped
     return package.parent / "patches"
 
@@ -151,13 +151,27 @@ def builtin_catalog() -> Path:
 def catalog_dirs(extra: Sequence[str] = ()) -> list[Path]:
     """The built-in catalog, then those named by HFPATCH_CATALOG, then those given with --catalog."""
     from_environment = [part for part in os.environ.get(CATALOG_VARIABLE, "").split(os.pathsep) if part]
-    return [builtin_catalog(), *(Path(part) for part in (*from_environment, *extra))]
+    named = [builtin_catalog(), *(Path(part) for part in (*from_environment, *extra))]
+    # A directory named twice (the variable in the Dockerfile, and --catalog on the command line) is one catalog.
+    seen: set[str] = set()
+    unique = []
+    for directory in named:
+        if os.path.realpath(directory) not in seen:
+            seen.add(os.path.realpath(directory))
+            unique.append(directory)
+    return unique
 
 
 def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
     """Every entry's directory by id. A team's entry may not take an id the built-in catalog or another uses."""
     found: dict[str, Path] = {}
     for index, catalog in enumerate(catalogs):
+        try:
+            catalog.stat()
+        except PermissionError:
+            raise CatalogError(f"cannot read the catalog {catalog}: permission denied.") from None
+        except OSError:
+            pass
         if not catalog.is_dir():
             what = "is not a directory" if catalog.exists() else "does not exist"
             raise CatalogError(
@@ -246,11 +260,15 @@ def _known_keys(data: Mapping[str, Any], what: str) -> None:
 def _patch(data: Mapping[str, Any], directory: Path) -> Patch:
     schema = data.get("schema")
     if type(schema) is not int or schema != SCHEMA:
-        raise ValueError(f"schema must be {SCHEMA} (this hfpatch reads schema {SCHEMA}), not {schema!r}")
+        newer = " (a newer hfpatch wrote it? upgrade hfpatch)" if type(schema) is int and schema > SCHEMA else ""
+        raise ValueError(f"schema must be {SCHEMA} (this hfpatch reads schema {SCHEMA}), not {schema!r}{newer}")
     _known_keys(data, "the entry")
     patch_id = _string(data, "id")
     if not ID.fullmatch(patch_id) or patch_id != directory.name:
-        raise ValueError(f"id {patch_id!r} must be lowercase letters, digits, '.', '_', '-', and name its directory")
+        raise ValueError(
+            f"id {patch_id!r} must be lowercase letters, digits, '.', '_', '-', and name its directory "
+            f"({directory.name!r})"
+        )
     file = _string(data, "file")
     if file.startswith("/") or ".." in file.split("/") or not file.endswith(".py"):
         raise ValueError(f"file {file!r} must be a .py path relative to site-packages")
@@ -296,7 +314,7 @@ def _form(data: Mapping[str, Any]) -> Form:
     _known_keys(data, "a form")
     return Form(
         sha256=_digest(data, "sha256"),
-        verdict=Verdict(_string(data, "verdict")),
+        verdict=_verdict(data),
         releases=_strings(data, "releases"),
         reason=_optional_string(data, "reason") or "",
         lines=_strings(data, "lines"),
@@ -307,12 +325,23 @@ def _known_file(data: Mapping[str, Any]) -> KnownFile:
     _known_keys(data, "a known file")
     _optional_string(data, "note")  # for the reader only
     verdict = _string(data, "verdict")
+    if verdict != "absent":
+        _verdict(data, "absent")
     return KnownFile(
         sha256=_digest(data, "sha256"),
         releases=_strings(data, "releases"),
         verdict=None if verdict == "absent" else Verdict(verdict),
         patched_sha256=_digest(data, "patched_sha256") if "patched_sha256" in data else None,
     )
+
+
+def _verdict(data: Mapping[str, Any], *also: str) -> Verdict:
+    value = _string(data, "verdict")
+    try:
+        return Verdict(value)
+    except ValueError:
+        known = ", ".join(repr(name) for name in (*(verdict.value for verdict in Verdict), *also))
+        raise ValueError(f"verdict {value!r} is none of {known}") from None
 
 
 def _objects(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:

@@ -80,7 +80,7 @@ def run(
         for patch in patches:
             result.outcomes.append(_run_one(result, result.python, patch, operation, here))
         if command != "list" and _found_nothing(result):
-            result.error = _nothing_installed(command, result.python, patches)
+            result.error = _nothing_installed(command, result.python, patches, given is not None)
     return results
 
 
@@ -117,11 +117,13 @@ def _run_one(
         return engine.Outcome(patch, None, Condition.ERROR, "refused", ExitCode.ERROR, str(error))
 
 
-def _nothing_installed(command: str, python: Python, patches: Sequence[Patch]) -> str:
+def _nothing_installed(command: str, python: Python, patches: Sequence[Patch], given: bool) -> str:
     names = ", ".join(sorted({patch.distribution for patch in patches}))
+    what = f"{python.executable} has none of the distributions the patches are for ({names}), so there is nothing to"
+    if given:
+        return f"{what} {command}; is it the application's interpreter (the one that imports {names})?"
     return (
-        f"{python.executable} has none of the distributions the patches are for ({names}), so there is nothing "
-        f"to {command}; point --python at the application's interpreter: "
+        f"{what} {command}; point --python at the application's interpreter: "
         f"`hfpatch {command} --python /path/to/app/bin/python`"
     )
 
@@ -236,6 +238,11 @@ def exit_code(results: Sequence[EnvironmentResult]) -> ExitCode:
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # An abbreviated option (--fail-on-obsolet) is refused: a CI line must not depend on what else exists.
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> Any:  # one line, exit 2, as every other refusal
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
@@ -406,7 +413,12 @@ def parse(arguments: list[str]) -> argparse.Namespace:
     """The command line read as the whole parser reads it. A line that starts with its command needs only that
     command's options; one that puts options first gets the command line that reads, if there is one."""
     if arguments and arguments[0] in COMMANDS:
-        return build_parser(arguments[0]).parse_args(arguments)
+        args, unknown = build_parser(arguments[0]).parse_known_args(arguments)
+        if unknown:  # argparse's top-level parser would say it, pointing at `hfpatch --help`
+            raise UsageError(f"unrecognized arguments: {' '.join(unknown)} (see `hfpatch {arguments[0]} --help`)")
+        return args
+    if arguments[:1] == ["migrate"]:
+        raise UsageError("converting a catalog hfpatch 0.1 wrote is `python -m hfpatch.migrate DIR`, not a command")
     parser = build_parser()
     try:
         return parser.parse_args(arguments)

@@ -106,6 +106,14 @@ ENVIRONMENT_ERRORS = [
     pytest.param(_fixed(["frobnicate"], "invalid choice: 'frobnicate'"), id="unknown-command"),
     pytest.param(
         _fixed(
+            ["check", "--fail-on-obsolet"], "unrecognized arguments: --fail-on-obsolet (see `hfpatch check --help`)"
+        ),
+        id="an-abbreviated-option",
+    ),
+    pytest.param(_fixed(["--versio", "check"], "unrecognized arguments: --versio"), id="an-abbreviated-version"),
+    pytest.param(_fixed(["migrate", "team"], "is `python -m hfpatch.migrate DIR`, not a command"), id="migrate"),
+    pytest.param(
+        _fixed(
             ["--json", "check", "--patch", PATCH_ID],
             f"comes first, then its options: `hfpatch check --json --patch {PATCH_ID}`",
         ),
@@ -161,7 +169,6 @@ def test_a_command_line_is_read_as_the_whole_parser_reads_it(argv: list[str]) ->
     ("argv", "out"),
     [
         pytest.param(["--version", "check"], f"hfpatch {hfpatch.__version__}\n", id="version-before-a-command"),
-        pytest.param(["--versio", "check"], f"hfpatch {hfpatch.__version__}\n", id="an-abbreviated-version"),
         pytest.param(["-h"], "usage: hfpatch [-h] [--version] COMMAND ...\n", id="help"),
         pytest.param(["check", "-h"], "usage: hfpatch check [-h] [--python PATH]", id="help-of-a-command"),
     ],

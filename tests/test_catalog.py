@@ -162,9 +162,10 @@ DROP = object()
 @pytest.mark.parametrize(
     ("where", "value", "says"),
     [
-        pytest.param(("schema",), 1, "schema must be 2", id="schema-1"),
+        pytest.param(("schema",), 1, "schema must be 2 (this hfpatch reads schema 2), not 1.", id="schema-1"),
+        pytest.param(("schema",), 3, "not 3 (a newer hfpatch wrote it? upgrade hfpatch)", id="schema-3"),
         pytest.param(("schema",), DROP, "schema must be 2", id="no-schema"),
-        pytest.param(("id",), "team-2", "name its directory", id="id-not-its-directory"),
+        pytest.param(("id",), "team-2", "name its directory ('team-1')", id="id-not-its-directory"),
         pytest.param(("id",), "Team 1", "lowercase", id="id-not-lowercase"),
         pytest.param(("file",), "../teampkg/core.py", "relative", id="file-dotdot"),
         pytest.param(("file",), "/teampkg/core.py", "relative", id="file-absolute"),
@@ -173,7 +174,18 @@ DROP = object()
         pytest.param(("targets", 0, "fixed"), "../outside.py", "not a file inside", id="fixed-escapes"),
         pytest.param(("targets", 0, "fixed"), DROP, "missing 'fixed'", id="fixed-not-given"),
         pytest.param(("targets", 0, "insert_if_absent"), "yes", "true or false", id="insert-if-absent-a-string"),
-        pytest.param(("targets", 0, "forms", 0, "verdict"), "maybe", "'maybe'", id="unknown-verdict"),
+        pytest.param(
+            ("targets", 0, "forms", 0, "verdict"),
+            "maybe",
+            "verdict 'maybe' is none of 'needs-patch', 'fixed', 'not-applicable'.",
+            id="unknown-verdict",
+        ),
+        pytest.param(
+            ("known_files",),
+            [{"sha256": "b" * 64, "verdict": "fixd"}],
+            "verdict 'fixd' is none of 'needs-patch', 'fixed', 'not-applicable', 'absent'.",
+            id="unknown-verdict-of-a-file",
+        ),
         pytest.param(("targets", 0, "forms", 0, "sha256"), "ABC", "not a sha256", id="bad-sha256"),
         pytest.param(("targets", 0, "forms", 0, "sha256"), "A" * 64, "lowercase hex", id="upper-sha"),
         pytest.param(("targets", 0, "forms", 0, "releases"), "1.0", "releases must be a list", id="releases"),
@@ -265,6 +277,17 @@ def test_the_variable_and_then_the_given_catalogs_are_read_after_the_builtin_one
     first, second, given = (tmp_path / name for name in ("first", "second", "given"))
     monkeypatch.setenv(CATALOG_VARIABLE, f"{first}::{second}")  # an empty part is skipped
     assert catalog.catalog_dirs([str(given)]) == [catalog.builtin_catalog(), first, second, given]
+
+
+def test_a_catalog_named_twice_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENV HFPATCH_CATALOG=/opt/hfpatches in the Dockerfile, and `--catalog /opt/hfpatches` in its RUN line."""
+    team = tmp_path / "team"
+    write_entry(team, valid())
+    monkeypatch.setenv(CATALOG_VARIABLE, str(team))
+    given = [str(team), str(tmp_path / "elsewhere" / ".." / "team"), str(catalog.builtin_catalog())]
+    (tmp_path / "elsewhere").mkdir()
+    assert catalog.catalog_dirs(given) == [catalog.builtin_catalog(), team]
+    assert list(catalog.entry_dirs(catalog.catalog_dirs(given)))[-1] == ENTRY_ID
 
 
 def test_team_entries_are_found_beside_the_builtin_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 from toy import BUGGY_MODULE, FIXED_MODULE, PATCH_ID, Completed, ToySite, make_site
 
+import hfpatch
+from hfpatch import catalog
+
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "geteuid") or os.geteuid() != 0, reason="ownership needs root: it chowns files and switches users"
 )
@@ -65,6 +68,23 @@ def reachable() -> Iterator[Path]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def readable_hfpatch() -> Iterator[Path]:
+    """A copy of hfpatch (and its catalog) that USER can read: an editable install in root's home, or below pytest's
+    tmp_path, is not, and hfpatch reads its built-in catalog as USER once it runs as USER."""
+    base = Path(tempfile.mkdtemp(prefix="hfpatch-ownership-code-"))
+    package = Path(hfpatch.__file__).parent
+    try:
+        shutil.copytree(package, base / "hfpatch", ignore=shutil.ignore_patterns("__pycache__"))
+        if not (package / "patches").is_dir():  # a checkout: the catalog is patches/ beside the package
+            shutil.copytree(catalog.builtin_catalog(), base / "patches", ignore=shutil.ignore_patterns("__pycache__"))
+        for path in [base, *base.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def user_runs_python() -> bool:
     """Whether USER may run this interpreter with hfpatch itself."""
     try:
@@ -83,7 +103,7 @@ def user_runs_python() -> bool:
     return done.returncode == 0
 
 
-def run_as_user(site: ToySite, *args: str) -> Completed:
+def run_as_user(site: ToySite, code: Path, *args: str) -> Completed:
     if user_runs_python():
         done = subprocess.run(
             site.command(*args),
@@ -99,9 +119,9 @@ def run_as_user(site: ToySite, *args: str) -> Completed:
         )
     else:
         command = [sys.executable, "-c", _AS_USER, str(USER), str(USER), *site.command(*args)[3:]]
-        done = subprocess.run(
-            command, capture_output=True, text=True, env=site.env(), cwd="/", timeout=300, check=False
-        )
+        env = site.env()
+        env["PYTHONPATH"] = os.pathsep.join([str(code), env["PYTHONPATH"]])
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd="/", timeout=300, check=False)
     return Completed(done.returncode, done.stdout, done.stderr)
 
 
@@ -121,7 +141,9 @@ def sentence(done: Completed) -> str:
     return lines[0].split(": ", 2)[2]
 
 
-def test_what_root_creates_in_a_users_site_belongs_to_the_user_who_can_revert_and_remove_it(reachable: Path) -> None:
+def test_what_root_creates_in_a_users_site_belongs_to_the_user_who_can_revert_and_remove_it(
+    reachable: Path, readable_hfpatch: Path
+) -> None:
     site = make_site(reachable / "work")
     pyc = Path(importlib.util.cache_from_source(str(site.file)))
     py_compile.compile(str(site.file), doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
@@ -140,7 +162,7 @@ def test_what_root_creates_in_a_users_site_belongs_to_the_user_who_can_revert_an
     assert not not_users, f"files root left to itself in uid {USER}'s site: {not_users}"
     assert not [path for path in reachable.rglob("*") if ".hfpatch-" in path.name], "temporary files left"
 
-    revert = run_as_user(site, "revert")
+    revert = run_as_user(site, readable_hfpatch, "revert")
     assert revert.code == 0, revert.out + revert.err
     assert site.file.read_bytes() == BUGGY_MODULE.encode()
     assert not (site.state_dir / PATCH_ID).exists()
@@ -158,12 +180,14 @@ def test_what_root_creates_in_a_users_site_belongs_to_the_user_who_can_revert_an
     assert not (reachable / "work").exists()
 
 
-def test_a_site_read_only_for_its_owner_is_called_that_not_someone_elses(reachable: Path) -> None:
+def test_a_site_read_only_for_its_owner_is_called_that_not_someone_elses(
+    reachable: Path, readable_hfpatch: Path
+) -> None:
     site = make_site(reachable / "work")
     chown_tree(reachable, USER, USER)
     for directory in [site.root, *(path for path in site.root.rglob("*") if path.is_dir())]:
         directory.chmod(0o555)
-    done = run_as_user(site, "apply")
+    done = run_as_user(site, readable_hfpatch, "apply")
     assert done.code == 2, done.out + done.err
     said = sentence(done)
     assert f"is read-only for its owner (uid {USER})" in said, said
@@ -171,11 +195,23 @@ def test_a_site_read_only_for_its_owner_is_called_that_not_someone_elses(reachab
     assert not site.state_dir.exists()
 
 
-def test_a_site_owned_by_root_tells_another_user_that_it_belongs_to_root(reachable: Path) -> None:
+def test_a_site_owned_by_root_tells_another_user_that_it_belongs_to_root(
+    reachable: Path, readable_hfpatch: Path
+) -> None:
     site = make_site(reachable / "work")
-    done = run_as_user(site, "apply")
+    done = run_as_user(site, readable_hfpatch, "apply")
     assert done.code == 2, done.out + done.err
     said = sentence(done)
     assert f"belongs to root, not uid {USER}" in said and "Run hfpatch as root" in said, said
     assert "read-only for its owner" not in said, said
     assert not site.state_dir.exists()
+
+
+def test_a_catalog_another_user_may_not_read_is_one_error_line(reachable: Path, readable_hfpatch: Path) -> None:
+    site = make_site(reachable / "work")
+    private = reachable / "private"
+    (private / "hfpatches").mkdir(parents=True)
+    private.chmod(0o700)  # root's: USER may not look inside
+    done = run_as_user(site, readable_hfpatch, "check", "--catalog", str(private / "hfpatches"))
+    assert (done.code, done.out) == (2, ""), done.out + done.err
+    assert done.err == f"hfpatch: error: cannot read the catalog {private / 'hfpatches'}: permission denied.\n"
