@@ -9,6 +9,7 @@ file that cannot be read or converted, or a catalog with nothing to convert.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -81,7 +82,10 @@ USAGE = "usage: python -m hfpatch.migrate CATALOG [CATALOG ...]"
 
 def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
     if list(argv) in (["-h"], ["--help"]):
-        print(f"{USAGE}\n\n{__doc__}", file=out)
+        try:
+            print(f"{USAGE}\n\n{__doc__}", file=out, flush=True)
+        except BrokenPipeError:  # `--help | head`
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
         return int(ExitCode.OK)
     if not argv or any(argument.startswith("-") for argument in argv):
         print(f"{USAGE}\nhfpatch: error: give the catalog directories to convert, and nothing else.", file=sys.stderr)
@@ -92,13 +96,17 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
 
 def _migrate(directory: Path, out: TextIO) -> bool:
     """Convert every hfpatch 0.1 entry in the catalog (or the one entry) `directory`; False where any is not."""
+    if directory.name == OLD_ENTRY:  # the file itself was named: its entry
+        directory = directory.parent
     try:
         entries = [directory] if (directory / OLD_ENTRY).is_file() else sorted(directory.iterdir())
     except OSError as error:
         return _error(f"cannot list the catalog {directory}: {error.strerror}.")
     old = [entry for entry in entries if (entry / OLD_ENTRY).is_file() and not (entry / catalog.ENTRY).exists()]
     if not old:
-        return _error(f"{directory} holds no entry to convert (no */{OLD_ENTRY} without a {catalog.ENTRY} beside it).")
+        if any((entry / catalog.ENTRY).is_file() for entry in entries):
+            return _error(f"{directory} is converted already (its entries are {catalog.ENTRY}): nothing to do.")
+        return _error(f"{directory} holds no entry to convert (no */{OLD_ENTRY}); is it the catalog directory?")
     done = True
     for entry in old:
         try:

@@ -3,6 +3,7 @@ in place, as a real process on real files; what cannot be converted is one error
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -69,6 +70,26 @@ def test_an_old_catalog_is_converted_in_place_to_the_entry_hfpatch_writes_now(ca
     assert PATCH_ID in catalog.entry_dirs([catalog.builtin_catalog(), old])
 
 
+def test_the_entry_or_its_patch_toml_may_be_named_instead_of_the_catalog(catalogs: tuple[Path, Path]) -> None:
+    _, old = catalogs
+    done = migrate(str(old / PATCH_ID / "patch.toml"))
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert (old / PATCH_ID / "patch.json").is_file() and not (old / PATCH_ID / "patch.toml").exists()
+
+
+def test_help_into_a_closed_pipe_is_no_traceback() -> None:
+    """`--help | head -1`, with the reader gone before the first byte: the write meets a broken pipe every time."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "hfpatch.migrate", "--help"], stdout=write, stderr=subprocess.PIPE, check=False
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, b"")
+
+
 def test_the_refusal_of_an_old_catalog_names_the_command_that_converts_it(catalogs: tuple[Path, Path]) -> None:
     _, old = catalogs
     with pytest.raises(CatalogError) as raised:
@@ -111,7 +132,10 @@ def test_an_entry_that_cannot_be_converted_is_one_error_line_and_stays_as_it_was
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        pytest.param(["now"], "holds no entry to convert", id="already-converted"),
+        pytest.param(
+            ["now"], "is converted already (its entries are patch.json): nothing to do", id="converted-already"
+        ),
+        pytest.param(["empty"], "holds no entry to convert (no */patch.toml); is it the catalog", id="no-entries"),
         pytest.param(["missing"], "cannot list the catalog", id="missing"),
         pytest.param([], "give the catalog directories to convert", id="nothing-given"),
         pytest.param(["--force", "old"], "give the catalog directories to convert", id="an-option"),
@@ -120,6 +144,7 @@ def test_an_entry_that_cannot_be_converted_is_one_error_line_and_stays_as_it_was
 def test_nothing_to_convert_is_an_error_not_a_success(
     catalogs: tuple[Path, Path], tmp_path: Path, args: list[str], says: str
 ) -> None:
+    (tmp_path / "empty").mkdir()
     before = tree(tmp_path)
     done = migrate(*(str(tmp_path / arg) if not arg.startswith("-") else arg for arg in args))
     assert (done.returncode, done.stdout) == (2, "")
