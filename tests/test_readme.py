@@ -64,6 +64,14 @@ def test_the_first_command_installs_applies_and_proves_the_fix(tmp_path: Path) -
     assert "transformers-46618: verified:" in done.stdout
 
 
+def test_the_developer_lines_install_and_run_the_fast_suite(tmp_path: Path) -> None:
+    """In a fresh clone, with whatever pip `python3 -m venv` brings (older than 25.1 on Python 3.11)."""
+    (lines,) = [block for block in _blocks("sh") if ".dev/bin/python -m pytest" in block]
+    done = _run(" && ".join(lines.strip().splitlines()), _checkout(tmp_path / "clone"), _clean_env())
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert re.search(r"\d+ passed", done.stdout), done.stdout[-2000:]
+
+
 def test_the_dockerfile_builds(tmp_path: Path) -> None:
     """Each RUN step in a fresh venv standing for the image's Python, the COPY emulated from a clone."""
     (dockerfile,) = [block for block in _blocks("dockerfile") if block.startswith("FROM ")]
