@@ -92,9 +92,8 @@ MUTANTS = [
         "no-stale-state",
         "a state left by another install is never restored over it",
         "hfpatch/diagnosis.py",
-        "    stale = saved is not None and (saved.version != installation.version or saved.dist_info != "
-        "facts.dist_info_name)\n",
-        "    stale = False\n",
+        "    stale = saved is not None and (\n",
+        "    stale = False and (\n",
     ),
     Mutant(
         "backup-not-verified",
