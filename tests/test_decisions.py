@@ -377,6 +377,15 @@ def expect(
 
 STALE_NOTE = "the next `hfpatch apply --python /x` or `hfpatch revert --python /x` clears it"
 
+# The patched file in place, RECORD still describing the original: apply finishes, revert restores.
+RECORD_LAGS = expect(
+    Condition.INCOMPLETE,
+    "the patched file is in place, but",
+    "run `hfpatch apply --python /x` to finish",
+    COMPLETE,
+    RESTORE,
+)
+
 SCENARIOS = [
     pytest.param(
         not_installed,
@@ -463,13 +472,7 @@ SCENARIOS = [
     ),
     pytest.param(
         applied_without_metadata_then_with,
-        expect(
-            Condition.INCOMPLETE,
-            "the patched file is in place, but",
-            "run `hfpatch apply --python /x` to finish",
-            COMPLETE,
-            RESTORE,
-        ),
+        RECORD_LAGS,
         id="incomplete-applied-without-metadata-read-with-it",
     ),
     pytest.param(
@@ -504,13 +507,7 @@ SCENARIOS = [
     ),
     pytest.param(
         record_lagging,
-        expect(
-            Condition.INCOMPLETE,
-            "the patched file is in place, but",
-            "run `hfpatch apply --python /x` to finish",
-            COMPLETE,
-            RESTORE,
-        ),
+        RECORD_LAGS,
         id="incomplete-record-lagging",
     ),
     pytest.param(
