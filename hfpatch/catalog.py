@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -30,8 +31,8 @@ from hfpatch.errors import CatalogError
 
 SCHEMA = 2
 ENTRY = "patch.json"
-# What hfpatch 0.1 wrote: TOML, schema 1.
-_OLD_ENTRY = "patch.toml"
+# What hfpatch 0.1 wrote: TOML, schema 1 (python -m hfpatch.migrate converts it).
+OLD_ENTRY = "patch.toml"
 CATALOG_VARIABLE = "HFPATCH_CATALOG"
 # What an entry's id and a target's name may be; `hfpatch new` checks its input against the same patterns.
 ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
@@ -59,7 +60,7 @@ class Form(NamedTuple):
 
     @property
     def release_range(self) -> str:
-        return release_span(self.releases, empty="no listed release")
+        return release_span(self.releases)
 
 
 class Target(NamedTuple):
@@ -167,17 +168,16 @@ def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for index, catalog in enumerate(catalogs):
         try:
-            catalog.stat()
+            what = None if stat.S_ISDIR(catalog.stat().st_mode) else "is not a directory"
         except PermissionError:
             raise CatalogError(f"cannot read the catalog {catalog}: permission denied.") from None
         except OSError:
-            pass
-        if not catalog.is_dir():
-            what = "is not a directory" if catalog.exists() else "does not exist"
+            what = "does not exist"
+        if what is not None:
             raise CatalogError(
                 f"the catalog {catalog} {what}; give --catalog (or {CATALOG_VARIABLE}) a directory of patch entries."
             )
-        if index > 0 and ((catalog / ENTRY).is_file() or (catalog / _OLD_ENTRY).is_file()):
+        if index > 0 and ((catalog / ENTRY).is_file() or (catalog / OLD_ENTRY).is_file()):
             raise CatalogError(
                 f"{catalog} is a patch entry, not a catalog; give --catalog (or {CATALOG_VARIABLE}) the directory "
                 f"that holds it, {catalog.parent}."
@@ -186,10 +186,10 @@ def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
             entries = sorted(catalog.iterdir())
         except OSError as error:
             raise CatalogError(f"cannot list the catalog {catalog}: {error.strerror}.") from None
-        old = [entry for entry in entries if (entry / _OLD_ENTRY).is_file() and not (entry / ENTRY).is_file()]
+        old = unconverted(entries)
         if old:
             raise CatalogError(
-                f"{old[0] / _OLD_ENTRY} is an entry in the format of hfpatch 0.1 (TOML); this hfpatch reads {ENTRY}: "
+                f"{old[0] / OLD_ENTRY} is an entry in the format of hfpatch 0.1 (TOML); this hfpatch reads {ENTRY}: "
                 f"`python -m hfpatch.migrate {catalog}` converts the catalog in place (keeping fixed/ and probe.py)."
             )
         listed = [entry for entry in entries if (entry / ENTRY).is_file()]
@@ -202,6 +202,11 @@ def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
                 )
             found[entry.name] = entry
     return found
+
+
+def unconverted(entries: Iterable[Path]) -> list[Path]:
+    """The entries hfpatch 0.1 wrote (patch.toml) that have no patch.json yet."""
+    return [entry for entry in entries if (entry / OLD_ENTRY).is_file() and not (entry / ENTRY).is_file()]
 
 
 def load(directory: Path) -> Patch:
@@ -324,13 +329,10 @@ def _form(data: Mapping[str, Any]) -> Form:
 def _known_file(data: Mapping[str, Any]) -> KnownFile:
     _known_keys(data, "a known file")
     _optional_string(data, "note")  # for the reader only
-    verdict = _string(data, "verdict")
-    if verdict != "absent":
-        _verdict(data, "absent")
     return KnownFile(
         sha256=_digest(data, "sha256"),
         releases=_strings(data, "releases"),
-        verdict=None if verdict == "absent" else Verdict(verdict),
+        verdict=None if _string(data, "verdict") == "absent" else _verdict(data, "absent"),
         patched_sha256=_digest(data, "patched_sha256") if "patched_sha256" in data else None,
     )
 

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import hfpatch
-from hfpatch import catalog, engine
+from hfpatch import catalog, engine, files
 from hfpatch.catalog import Patch
 from hfpatch.diagnosis import Condition, Suggest, plain
 from hfpatch.environment import Installation, Python, locate, resolve_python
@@ -497,9 +496,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _list_catalog(patches, sys.stdout)
             render_text(results, show_diff=getattr(args, "dry_run", False), out=sys.stdout)
         sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader went away (`hfpatch list | head`): the work is done, and its exit code still holds.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except BrokenPipeError:  # the reader went away: the work is done
+        files.reader_gone(sys.stdout)
     except OSError as error:
         print(f"hfpatch: error: cannot write the output: {error.strerror or error}.", file=sys.stderr)
         return int(ExitCode.ERROR)

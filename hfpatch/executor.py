@@ -93,11 +93,10 @@ def _drive_to_patched(facts: Facts, installation: Installation) -> list[str]:
         state.save_backup(installation.root, patch.id, original)  # the file was the original: keep it again
     if saved.dist_info is None and facts.dist_info_name is not None:
         # Applied where the distribution's metadata was not found (an entry that misspelt it): record it now.
-        before = facts.record_line if facts.record_line != wheelrecord.line_for(patch.file, new) else None
         saved = saved._replace(
             version=installation.version,
             dist_info=facts.dist_info_name,
-            record_line_before=before or wheelrecord.line_for(patch.file, original),
+            record_line_before=_record_line_before(facts, original, new),
         )
     try:
         state.save(installation.root, saved._replace(phase=Phase.APPLYING.value))
@@ -161,7 +160,7 @@ def _new_state(facts: Facts, installation: Installation, original: bytes, new: b
         target=facts.patch.file,
         before_sha256=hashlib.sha256(original).hexdigest(),
         after_sha256=hashlib.sha256(new).hexdigest(),
-        record_line_before=facts.record_line,
+        record_line_before=_record_line_before(facts, original, new),
         phase=Phase.APPLYING.value,
     )
 
@@ -174,6 +173,14 @@ def _set_record_line(installation: Installation, relative_file: str, line: str) 
     updated = wheelrecord.with_line(current, relative_file, line)
     if updated is not None and updated != current:
         files.write_atomically(record, updated)
+
+
+def _record_line_before(facts: Facts, original: bytes, new: bytes) -> str | None:
+    """RECORD's line for the original file, for revert: as RECORD has it, unless it describes the patched bytes
+    already (a state completed later than the file was written); None where RECORD does not list the file."""
+    if facts.record_line == wheelrecord.line_for(facts.patch.file, new):
+        return wheelrecord.line_for(facts.patch.file, original)
+    return facts.record_line
 
 
 def refresh_bytecode(python: Python, file: Path) -> list[str]:

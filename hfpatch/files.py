@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TextIO
 
 from hfpatch.errors import HfpatchError, LockTimeout, NotWritable
 
@@ -126,6 +127,12 @@ def fsync_directory(directory: Path) -> None:
             os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def reader_gone(stream: TextIO) -> None:
+    """After a BrokenPipeError (`hfpatch list | head`): what is still buffered goes to /dev/null, so the interpreter's
+    last flush raises nothing and the exit code of the work done still holds."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
 def read_bytes(path: Path) -> bytes:

@@ -9,7 +9,6 @@ file that cannot be read or converted, or a catalog with nothing to convert.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,7 +17,6 @@ from typing import Any, TextIO
 from hfpatch import catalog, files
 from hfpatch.errors import CatalogError, ExitCode, HfpatchError
 
-OLD_ENTRY = "patch.toml"
 # hfpatch 0.1's names for the lists, by the name they have now.
 _RENAMED = {"target": "targets", "file_form": "known_files"}
 
@@ -60,7 +58,7 @@ def convert(entry: Path) -> catalog.Patch:
     """Write entry/patch.json from entry/patch.toml, check it loads, then remove patch.toml."""
     from hfpatch.authoring import render_entry  # the layout `hfpatch new` writes
 
-    old = entry / OLD_ENTRY
+    old = entry / catalog.OLD_ENTRY
     new = entry / catalog.ENTRY
     try:
         data = converted(old.read_text(encoding="utf-8"))
@@ -85,7 +83,7 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
         try:
             print(f"{USAGE}\n\n{__doc__}", file=out, flush=True)
         except BrokenPipeError:  # `--help | head`
-            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+            files.reader_gone(out)
         return int(ExitCode.OK)
     if not argv or any(argument.startswith("-") for argument in argv):
         print(f"{USAGE}\nhfpatch: error: give the catalog directories to convert, and nothing else.", file=sys.stderr)
@@ -96,17 +94,17 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
 
 def _migrate(directory: Path, out: TextIO) -> bool:
     """Convert every hfpatch 0.1 entry in the catalog (or the one entry) `directory`; False where any is not."""
-    if directory.name == OLD_ENTRY:  # the file itself was named: its entry
+    if directory.name == catalog.OLD_ENTRY:  # the file itself was named: its entry
         directory = directory.parent
     try:
-        entries = [directory] if (directory / OLD_ENTRY).is_file() else sorted(directory.iterdir())
+        entries = [directory] if (directory / catalog.OLD_ENTRY).is_file() else sorted(directory.iterdir())
     except OSError as error:
         return _error(f"cannot list the catalog {directory}: {error.strerror}.")
-    old = [entry for entry in entries if (entry / OLD_ENTRY).is_file() and not (entry / catalog.ENTRY).exists()]
+    old = catalog.unconverted(entries)
     if not old:
         if any((entry / catalog.ENTRY).is_file() for entry in entries):
             return _error(f"{directory} is converted already (its entries are {catalog.ENTRY}): nothing to do.")
-        return _error(f"{directory} holds no entry to convert (no */{OLD_ENTRY}); is it the catalog directory?")
+        return _error(f"{directory} holds no entry to convert (no */{catalog.OLD_ENTRY}); is it the catalog directory?")
     done = True
     for entry in old:
         try:
@@ -114,7 +112,7 @@ def _migrate(directory: Path, out: TextIO) -> bool:
         except HfpatchError as error:
             done = _error(str(error))
             continue
-        print(f"converted {entry / OLD_ENTRY} to {entry / catalog.ENTRY} ({patch.id})", file=out)
+        print(f"converted {entry / catalog.OLD_ENTRY} to {entry / catalog.ENTRY} ({patch.id})", file=out)
     return done
 
 
