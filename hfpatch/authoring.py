@@ -23,7 +23,6 @@ import builtins
 import difflib
 import enum
 import hashlib
-import json
 import symtable
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,8 +30,8 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from hfpatch import catalog, classify, definitions, rewrite
-from hfpatch.catalog import Form, KnownFile, Patch, Target, Verdict, release_span
+from hfpatch import classify, definitions, rewrite, versions
+from hfpatch.entry import Form, KnownFile, Patch, Target, Verdict, release_span
 from hfpatch.errors import HfpatchError, UnexpectedCode, UsageError
 
 
@@ -253,7 +252,7 @@ def _after_the_fix(judgement: _Judgement, release: str, fixed_in: str) -> _Judge
     its text (a later signature is no reason to call it not applicable, it needs no patch)."""
     if judgement.definition is None or judgement.status is _Status.FIXED:
         return judgement
-    if not classify.is_at_least(release, fixed_in):
+    if not versions.is_at_least(release, fixed_in):
         return judgement
     return _Judgement(_Status.FIXED, judgement.definition, "a later form of the fixed code")
 
@@ -671,76 +670,3 @@ def render_table(authoring: Authoring) -> str:
         "  ".join([*(cell.ljust(width) for cell, width in zip(line[:3], widths, strict=True)), line[3]]).rstrip()
         for line in lines
     )
-
-
-def fixed_path(target: Target) -> str:
-    return f"fixed/{target.name}.py"
-
-
-def render_entry(patch: Patch) -> str:
-    """The entry's patch.json, laid out for a reviewer: one key a line, digests and releases six a line."""
-    fixed_file = next((known.sha256 for known in patch.known_files if patch.fixed_in in known.releases), None)
-    entry: dict[str, object] = {"schema": catalog.SCHEMA}
-    if patch.about:
-        entry["about"] = list(patch.about)
-    for key in ("id", "title", "upstream", "url", "distribution", "module", "file", "fixed_in", "first_defined_in"):
-        if getattr(patch, key) is not None:
-            entry[key] = getattr(patch, key)
-    for key in ("probe", "transform"):
-        path = getattr(patch, key)
-        if path is not None:
-            entry[key] = path.relative_to(patch.directory.resolve()).as_posix()
-    entry["targets"] = [
-        {
-            "name": target.name,
-            "fixed": fixed_path(target),
-            **({"insert_if_absent": True} if target.insert_if_absent else {}),
-            "forms": [
-                {
-                    "sha256": form.sha256,
-                    "verdict": form.verdict.value,
-                    **({"reason": form.reason} if form.reason else {}),
-                    "releases": list(form.releases),
-                    "lines": list(form.lines),
-                }
-                for form in target.forms
-            ],
-        }
-        for target in patch.targets
-    ]
-    entry["known_files"] = [
-        {
-            "sha256": known.sha256,
-            "verdict": known.verdict.value if known.verdict else ABSENT,
-            "releases": list(known.releases),
-            **({"patched_sha256": known.patched_sha256} if known.patched_sha256 else {}),
-            **(
-                {"note": f"patched, this is the {patch.fixed_in} file byte for byte"}
-                if known.patched_sha256 and known.patched_sha256 == fixed_file
-                else {}
-            ),
-        }
-        for known in patch.known_files
-    ]
-    return _json(entry, "") + "\n"
-
-
-def _json(value: object, indent: str, per_line: int = 1) -> str:
-    """JSON with objects one key a line and lists of strings `per_line` a line (about: one a line; digests and
-    releases: six)."""
-    inner = indent + "  "
-    if isinstance(value, dict) and value:
-        items = [
-            f"{inner}{json.dumps(key)}: {_json(item, inner, 1 if key == 'about' else 6)}" for key, item in value.items()
-        ]
-        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
-    if isinstance(value, list) and value:
-        if any(isinstance(item, (dict, list)) for item in value):
-            per_line = 1
-        rows = [value[start : start + per_line] for start in range(0, len(value), per_line)]
-        lines = [inner + ", ".join(_json(item, inner) for item in row) for row in rows]
-        return "[\n" + ",\n".join(lines) + f"\n{indent}]"
-    return json.dumps(value, ensure_ascii=False)
-
-
-# ------------------------------------------------------------------------------------------------- the command

@@ -9,12 +9,10 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, NamedTuple
 
-from hfpatch.catalog import Form, Patch, Target, Verdict, release_span
-from hfpatch.errors import UnexpectedCode
+from hfpatch import versions
+from hfpatch.entry import Form, Patch, Target, Verdict, release_span
 
 if TYPE_CHECKING:
-    from packaging.version import Version
-
     from hfpatch import definitions
 
 
@@ -58,7 +56,7 @@ def _finding(found: definitions.Definition | None, target: Target, patch: Patch,
     form = target.form_of(found.sha256)
     if form is not None:
         return Finding(target, form.verdict, _form_detail(target, form))
-    if is_final_release_at_least(version, patch.fixed_in):
+    if versions.is_final_at_least(version, patch.fixed_in):
         detail = f"{target.name} is a form hfpatch does not know, in a release that has the fix ({patch.fixed_in}+)"
         return Finding(target, Verdict.FIXED, detail)
     return Finding(target, None, what_differs(target, found.canonical))
@@ -72,10 +70,10 @@ def _form_detail(target: Target, form: Form) -> str:
 def _absent(target: Target, patch: Patch, version: str | None) -> Finding:
     if target.insert_if_absent:
         return Finding(target, Verdict.NEEDS_PATCH, f"{target.name} is absent; the patch adds it", absent=True)
-    if patch.first_defined_in is not None and is_older(version, patch.first_defined_in):
+    if patch.first_defined_in is not None and versions.is_older(version, patch.first_defined_in):
         detail = f"{target.name} is absent, as in every release before {patch.first_defined_in}"
         return Finding(target, Verdict.NOT_APPLICABLE, detail, absent=True)
-    if is_final_release_at_least(version, patch.fixed_in):
+    if versions.is_final_at_least(version, patch.fixed_in):
         detail = f"{target.name} is gone from this release, which has the fix ({patch.fixed_in}+)"
         return Finding(target, Verdict.FIXED, detail, absent=True)
     detail = f"{patch.file} has no {target.name}, yet {patch.distribution} {version or '(unknown version)'} should"
@@ -119,38 +117,3 @@ def what_differs(target: Target, text: str) -> str:
             )
         return f"{target.name} lacks line {j1 + 1} of the {closest.release_range} code (after line {i1})"
     return f"{target.name} matches no known form"
-
-
-def parse_version(version: str | None) -> Version | None:
-    """The parsed version, or None where it is unknown or not PEP 440 (the code alone decides then)."""
-    # packaging only where a version must be compared: a released file known by digest never needs it.
-    from packaging.version import InvalidVersion, Version
-
-    if version is None:
-        return None
-    try:
-        return Version(version)
-    except InvalidVersion:
-        return None
-
-
-def is_final_release_at_least(version: str | None, floor: str) -> bool:
-    parsed = parse_version(version)
-    return parsed is not None and not parsed.is_prerelease and parsed >= _floor(floor)
-
-
-def is_at_least(version: str | None, floor: str) -> bool:
-    parsed = parse_version(version)
-    return parsed is not None and parsed >= _floor(floor)
-
-
-def is_older(version: str | None, floor: str) -> bool:
-    parsed = parse_version(version)
-    return parsed is not None and parsed < _floor(floor)
-
-
-def _floor(text: str) -> Version:
-    parsed = parse_version(text)
-    if parsed is None:
-        raise UnexpectedCode(f"the catalog names {text!r}, which is not a version")
-    return parsed

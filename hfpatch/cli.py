@@ -15,8 +15,8 @@ from typing import Any, TextIO
 
 import hfpatch
 from hfpatch import catalog, engine, files
-from hfpatch.catalog import Patch
 from hfpatch.diagnosis import Condition, Suggest, plain
+from hfpatch.entry import Patch
 from hfpatch.environment import Installation, Python, locate, resolve_python
 from hfpatch.errors import ExitCode, HfpatchError, UsageError
 from hfpatch.plan import Command, Options
@@ -381,16 +381,6 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", dest="as_json", action="store_true", help="print one JSON document on stdout")
 
 
-def select(patch_ids: Sequence[str], catalogs: Sequence[str]) -> list[Patch]:
-    """Load the patches asked for (all by default): an entry nobody asked for is never parsed."""
-    entries = catalog.entry_dirs(catalog.catalog_dirs(catalogs))
-    unknown = [patch_id for patch_id in patch_ids if patch_id not in entries]
-    if unknown:
-        known = ", ".join(entries) or "none"
-        raise UsageError(f"no patch named {unknown[0]!r} in the catalog (it has: {known}).")
-    return [catalog.load(entries[patch_id]) for patch_id in (patch_ids or list(entries))]
-
-
 def _operation(command: str) -> Operation:
     if command == "verify":
         from hfpatch.verification import verify
@@ -454,7 +444,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from hfpatch import newentry
 
             return newentry.run(args, sys.stdout)
-        patches = select(list(dict.fromkeys(args.patch_ids)), args.catalogs)
+        patches = catalog.select(list(dict.fromkeys(args.patch_ids)), args.catalogs)
         options = Options(dry_run=getattr(args, "dry_run", False), force=getattr(args, "force", False))
 
         def advice_for(given: str | None) -> Suggest:

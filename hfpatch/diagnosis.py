@@ -6,8 +6,8 @@ import enum
 from collections.abc import Callable
 from typing import NamedTuple
 
-from hfpatch import classify, wheelrecord
-from hfpatch.catalog import Verdict
+from hfpatch import classify, versions, wheelrecord
+from hfpatch.entry import Verdict
 from hfpatch.errors import ExitCode, UnexpectedCode
 from hfpatch.facts import Facts
 from hfpatch.state import Phase
@@ -122,7 +122,7 @@ def _diagnose(facts: Facts, suggest: Suggest) -> Diagnosis:
             f"the next `{suggest('apply')}` or `{suggest('revert')}` clears it",
         )
     if facts.missing:
-        if patch.first_defined_in and classify.is_older(installation.version, patch.first_defined_in):
+        if patch.first_defined_in and versions.is_older(installation.version, patch.first_defined_in):
             summary = f"{patch.distribution} {installation.version} predates {patch.target_names}"
             return Diagnosis(Condition.NOT_APPLICABLE, summary, notes, stale)
         summary = f"{facts.file} is missing; reinstall {patch.distribution}"
@@ -159,7 +159,7 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
         advice = f"run `{suggest('apply')}` to rebuild it"
         return Diagnosis(Condition.INCOMPLETE, summary, notes, stale, lagging="stale bytecode", advice=advice)
     # A file the catalog lists as fixed in this very release needs no version arithmetic (nor packaging's import).
-    if installation.version in found.released_in or classify.is_at_least(installation.version, patch.fixed_in):
+    if installation.version in found.released_in or versions.is_at_least(installation.version, patch.fixed_in):
         summary = (
             f"{patch.distribution} {installation.version} has the upstream fix ({patch.upstream}, in {patch.fixed_in})"
         )

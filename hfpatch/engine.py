@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from hfpatch import executor, files, state
-from hfpatch.catalog import Patch
 from hfpatch.diagnosis import Condition, Diagnosis, diagnose
+from hfpatch.entry import Patch
 from hfpatch.environment import Installation, Python
 from hfpatch.errors import ExitCode, HfpatchError
 from hfpatch.facts import Facts, gather

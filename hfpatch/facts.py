@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hfpatch import bytecode, files, state, wheelrecord
-from hfpatch.catalog import Patch
+from hfpatch.entry import Patch
 from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, StateError
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from hfpatch import catalog, files
+from hfpatch import catalog, entry, files
 from hfpatch.errors import CatalogError, ExitCode, HfpatchError
 
 # hfpatch 0.1's names for the lists, by the name they have now.
@@ -38,7 +38,7 @@ def converted(text: str) -> dict[str, Any]:
         if not line.startswith("#"):
             break
         about.append(line[1:].strip())
-    new: dict[str, Any] = {"schema": catalog.SCHEMA}
+    new: dict[str, Any] = {"schema": entry.SCHEMA}
     if about:
         new["about"] = about
     for key, value in old.items():
@@ -54,21 +54,19 @@ def _targets(targets: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{("forms" if key == "form" else key): value for key, value in target.items()} for target in targets]
 
 
-def convert(entry: Path) -> catalog.Patch:
-    """Write entry/patch.json from entry/patch.toml, check it loads, then remove patch.toml."""
-    from hfpatch.authoring import render_entry  # the layout `hfpatch new` writes
-
-    old = entry / catalog.OLD_ENTRY
-    new = entry / catalog.ENTRY
+def convert(directory: Path) -> entry.Patch:
+    """Write DIRECTORY/patch.json from DIRECTORY/patch.toml, check it loads, then remove patch.toml."""
+    old = directory / entry.OLD_ENTRY
+    new = directory / entry.ENTRY
     try:
         data = converted(old.read_text(encoding="utf-8"))
     except OSError as error:
         raise CatalogError(f"cannot read {old}: {error.strerror}.") from None
     except ValueError as error:  # TOMLDecodeError, UnicodeDecodeError, a schema not 0.1's
         raise CatalogError(f"{old} is not an entry hfpatch 0.1 wrote: {error}.") from None
-    patch = catalog.from_data(data, entry, old)
-    files.write_atomically(new, render_entry(patch).encode("utf-8"))
-    if catalog.load(entry) != patch:
+    patch = entry.from_data(data, directory, old)
+    files.write_atomically(new, entry.render(patch).encode("utf-8"))
+    if entry.load(directory) != patch:
         files.remove(new)  # patch.toml stays, as it was
         raise CatalogError(f"{new} does not read back as {old} says (a bug in hfpatch); {old} is kept.")
     files.remove(old)
@@ -94,25 +92,25 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
 
 def _migrate(directory: Path, out: TextIO) -> bool:
     """Convert every hfpatch 0.1 entry in the catalog (or the one entry) `directory`; False where any is not."""
-    if directory.name == catalog.OLD_ENTRY:  # the file itself was named: its entry
+    if directory.name == entry.OLD_ENTRY:  # the file itself was named: its entry
         directory = directory.parent
     try:
-        entries = [directory] if (directory / catalog.OLD_ENTRY).is_file() else sorted(directory.iterdir())
+        entries = [directory] if (directory / entry.OLD_ENTRY).is_file() else sorted(directory.iterdir())
     except OSError as error:
         return _error(f"cannot list the catalog {directory}: {error.strerror}.")
     old = catalog.unconverted(entries)
     if not old:
-        if any((entry / catalog.ENTRY).is_file() for entry in entries):
-            return _error(f"{directory} is converted already (its entries are {catalog.ENTRY}): nothing to do.")
-        return _error(f"{directory} holds no entry to convert (no */{catalog.OLD_ENTRY}); is it the catalog directory?")
+        if any((each / entry.ENTRY).is_file() for each in entries):
+            return _error(f"{directory} is converted already (its entries are {entry.ENTRY}): nothing to do.")
+        return _error(f"{directory} holds no entry to convert (no */{entry.OLD_ENTRY}); is it the catalog directory?")
     done = True
-    for entry in old:
+    for each in old:
         try:
-            patch = convert(entry)
+            patch = convert(each)
         except HfpatchError as error:
             done = _error(str(error))
             continue
-        print(f"converted {entry / catalog.OLD_ENTRY} to {entry / catalog.ENTRY} ({patch.id})", file=out)
+        print(f"converted {each / entry.OLD_ENTRY} to {each / entry.ENTRY} ({patch.id})", file=out)
     return done
 
 

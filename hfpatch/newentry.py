@@ -1,7 +1,7 @@
 """`hfpatch new`: pick the releases, read their wheels, print the table, and write the entry.
 
 The decisions are hfpatch.authoring's (pure); this is the shell around them. The entry is written into a scratch
-directory that is renamed into place only once `hfpatch.catalog.load` reads it back unchanged and `hfpatch.classify`
+directory that is renamed into place only once `hfpatch.entry.load` reads it back unchanged and `hfpatch.classify`
 gives every release read the verdict of the table.
 """
 
@@ -18,7 +18,7 @@ from typing import TextIO
 
 from packaging.version import Version
 
-from hfpatch import catalog, files, wheels
+from hfpatch import catalog, entry, files, wheels
 from hfpatch.authoring import (
     SKIPPED,
     Authoring,
@@ -28,13 +28,11 @@ from hfpatch.authoring import (
     author,
     defines_any,
     fixed_definitions,
-    fixed_path,
     lack_phrase,
     parse_version,
-    render_entry,
     render_table,
 )
-from hfpatch.catalog import Patch, release_span
+from hfpatch.entry import Patch, release_span
 from hfpatch.errors import UsageError
 
 _DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
@@ -54,7 +52,7 @@ def parse_targets(values: Sequence[str]) -> tuple[str, str, list[str]]:
             raise UsageError(f"--target {value!r}: {distribution!r} is not a distribution name.")
         if not _MODULE.fullmatch(module):
             raise UsageError(f"--target {value!r}: {module!r} is not a module name (dotted, like a.b.c).")
-        if not catalog.QUALNAME.fullmatch(name):
+        if not entry.QUALNAME.fullmatch(name):
             raise UsageError(f"--target {value!r}: {name!r} is not a function name or Class.method.")
         parsed.append((distribution, module, name))
     if len({(distribution.lower(), module) for distribution, module, _ in parsed}) != 1:
@@ -118,7 +116,7 @@ def _walk_back(reading: _Reading, older: Sequence[Version], targets: Sequence[st
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """`hfpatch new`; raises HfpatchError (exit 2, nothing written) where it cannot write the entry."""
     patch_id: str = args.patch_id
-    if not catalog.ID.fullmatch(patch_id):
+    if not entry.ID.fullmatch(patch_id):
         raise UsageError(f"{patch_id!r} cannot be an id: lowercase letters, digits, '.', '_' and '-' only.")
     distribution, module, targets = parse_targets(args.targets)
     fixed = parse_version(args.fixed_in, "--fixed-in")
@@ -128,11 +126,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if since is not None and since > fixed:
         raise UsageError(f"--since {since} is after --fixed-in {fixed}.")
     catalog_dir = Path(args.catalog)
-    entry = catalog_dir / patch_id
+    destination = catalog_dir / patch_id
     if catalog_dir.exists() and not catalog_dir.is_dir():
         raise UsageError(f"the catalog {catalog_dir} is not a directory; give --catalog a directory.")
-    if (entry.exists() or entry.is_symlink()) and not args.force:
-        raise UsageError(f"{entry} exists; give --force to replace it, or choose another PATCH_ID.")
+    if (destination.exists() or destination.is_symlink()) and not args.force:
+        raise UsageError(f"{destination} exists; give --force to replace it, or choose another PATCH_ID.")
 
     pre = args.pre or fixed.is_prerelease
     source: wheels.Releases
@@ -194,7 +192,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     targets_written = len(authoring.patch.targets)
     files = len(authoring.patch.known_files)
     print(f"wrote {written} ({_count(targets_written, 'target')}, {_count(forms, 'form')}, {files} files)", file=out)
-    if (catalog.builtin_catalog() / patch_id / catalog.ENTRY).is_file():
+    if (catalog.builtin_catalog() / patch_id / entry.ENTRY).is_file():
         print(
             f"note: the built-in catalog has an entry {patch_id} too; hfpatch refuses two entries with one id, so "
             "rename this one to use it beside the built-in catalog.",
@@ -203,7 +201,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     print(
         f'no probe: `hfpatch verify` reports "no probe" for {patch_id}. To add one, write {written}/probe.py, a '
         "script run in the target interpreter whose last stdout line is JSON with ok, bug, error_type, error and "
-        f'loader_file (see the built-in transformers-46618/probe.py), and add "probe": "probe.py" to {catalog.ENTRY}.',
+        f'loader_file (see the built-in transformers-46618/probe.py), and add "probe": "probe.py" to {entry.ENTRY}.',
         file=out,
     )
     return 0
@@ -264,9 +262,9 @@ def write_entry(catalog_dir: Path, patch: Patch, *, force: bool) -> Path:
         staged = scratch / patch.id
         (staged / "fixed").mkdir(parents=True)
         for target in patch.targets:
-            (staged / fixed_path(target)).write_text(target.fixed_text + "\n", encoding="utf-8")
-        (staged / catalog.ENTRY).write_text(render_entry(patch), encoding="utf-8")
-        loaded = catalog.load(staged)
+            (staged / entry.fixed_path(target)).write_text(target.fixed_text + "\n", encoding="utf-8")
+        (staged / entry.ENTRY).write_text(entry.render(patch), encoding="utf-8")
+        loaded = entry.load(staged)
         if loaded._replace(directory=patch.directory) != patch:
             raise AuthoringError(f"the entry read back from {staged} differs from the one written (a bug).")
         if final.exists() or final.is_symlink():

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import libcst
 
 from hfpatch import definitions
-from hfpatch.catalog import Patch, Target, Verdict
+from hfpatch.entry import Patch, Target, Verdict
 from hfpatch.errors import UnexpectedCode
 
 Transform = Callable[[libcst.Module, str], libcst.Module]

@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 from hfpatch import engine
-from hfpatch.catalog import Patch
 from hfpatch.diagnosis import CHECK_EXIT, Condition
+from hfpatch.entry import Patch
 from hfpatch.environment import Installation, Python
 from hfpatch.errors import ExitCode
 from hfpatch.plan import Options

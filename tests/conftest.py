@@ -25,8 +25,8 @@ import pytest
 from packaging.version import Version
 from releases import ABSENT, BUGGY, FIRST_DEFINED_IN, FORM_BY_RELEASE
 
-from hfpatch import catalog
-from hfpatch.catalog import Patch
+from hfpatch import catalog, entry
+from hfpatch.entry import Patch
 
 PATCH_ID = "transformers-46618"
 TARGET = "transformers/dynamic_module_utils.py"
@@ -37,7 +37,7 @@ EXPECT_VARIABLE = "HFPATCH_EXPECT_TRANSFORMERS"
 @pytest.fixture(scope="session")
 def patch() -> Patch:
     """The catalog entry as hfpatch itself finds it (the wheel's hfpatch/patches, or patches/ in a checkout)."""
-    return catalog.load(catalog.builtin_catalog() / PATCH_ID)
+    return entry.load(catalog.builtin_catalog() / PATCH_ID)
 
 
 # ----------------------------------------------------------------------------------------- the release under test
@@ -303,12 +303,12 @@ def dependencies_view(where: Path) -> Path:
     if view.exists():
         return view
     view.mkdir()
-    for entry in purelib.iterdir():
-        if entry.name.split("-")[0].split(".")[0].lower() in {"transformers", "hfpatch", "_editable_impl_hfpatch"}:
+    for installed in purelib.iterdir():
+        if installed.name.split("-")[0].split(".")[0].lower() in {"transformers", "hfpatch", "_editable_impl_hfpatch"}:
             continue
-        if entry.name.endswith(".pth") or entry.name.startswith("."):
+        if installed.name.endswith(".pth") or installed.name.startswith("."):
             continue
-        (view / entry.name).symlink_to(entry)
+        (view / installed.name).symlink_to(installed)
     return view
 
 

@@ -52,6 +52,13 @@ def _entry_not_json(site: ToySite, tmp: Path) -> tuple[list[str], str]:
     return ["check"], f"{entry} is not valid JSON"
 
 
+def _entry_names_no_version(site: ToySite, tmp: Path) -> tuple[list[str], str]:
+    """A catalog defect, said as one: not `unrecognised` code to reinstall, as a comparison at check time said it."""
+    path = site.catalog / PATCH_ID / "patch.json"
+    path.write_text(path.read_text().replace('"fixed_in": "2.0"', '"fixed_in": "next"'))
+    return ["check"], f"{path} is not a valid patch entry: fixed_in 'next' is not a version (PEP 440)"
+
+
 def _duplicate_id(site: ToySite, tmp: Path) -> tuple[list[str], str]:
     write_catalog(tmp / "another")
     return ["check", "--catalog", str(tmp / "another")], f"two patches are named {PATCH_ID}"
@@ -98,6 +105,7 @@ ENVIRONMENT_ERRORS = [
     pytest.param(_catalog_missing, id="catalog-missing"),
     pytest.param(_catalog_empty, id="catalog-empty"),
     pytest.param(_entry_not_json, id="entry-not-json"),
+    pytest.param(_entry_names_no_version, id="entry-names-no-version"),
     pytest.param(_duplicate_id, id="duplicate-id"),
     pytest.param(
         _fixed(["check", "--no-such-option"], "unrecognized arguments: --no-such-option"), id="unknown-option"

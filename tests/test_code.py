@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from hfpatch import catalog, definitions
-from hfpatch.catalog import Patch, Verdict
+from hfpatch import catalog, definitions, entry
 from hfpatch.classify import identify
+from hfpatch.entry import Patch, Verdict
 from hfpatch.errors import UnexpectedCode
 from hfpatch.rewrite import patched
 
@@ -77,7 +77,7 @@ def bom_crlf(text: str) -> bytes:
 
 @pytest.fixture(scope="module")
 def transformers_patch() -> Patch:
-    return catalog.load(catalog.builtin_catalog() / "transformers-46618")
+    return entry.load(catalog.builtin_catalog() / "transformers-46618")
 
 
 # ------------------------------------------------------------------------------------------ the golden forms
@@ -304,10 +304,10 @@ def test_a_released_file_is_known_by_its_digest_without_parsing(
     tmp_path: Path, verdict: str, expected: Verdict, says: str
 ) -> None:
     source = b"\x00 not even Python \xff"
-    entry = write_entry(
+    greeter = write_entry(
         tmp_path, [Spec("greet", FUNCTION_FIXED, ())], file_forms=[(sha256(source), verdict, None, ["1.0"])]
     )
-    found = identify(source, entry, "1.0")
+    found = identify(source, greeter, "1.0")
     assert (found.verdict, found.detail) == (expected, says)
 
 
@@ -372,8 +372,8 @@ def write_entry(
     file_forms: Sequence[tuple[str, str, str | None, list[str]]] = (),
 ) -> Patch:
     """A catalog entry on disk, its digests taken with hashlib of the texts, loaded as hfpatch loads one."""
-    entry = catalog_dir / "greeter-1"
-    (entry / "fixed").mkdir(parents=True)
+    directory = catalog_dir / "greeter-1"
+    (directory / "fixed").mkdir(parents=True)
     data: dict[str, Any] = {
         "schema": 2,
         "id": "greeter-1",
@@ -389,11 +389,11 @@ def write_entry(
         "known_files": [],
     }
     if transform is not None:
-        (entry / "transform.py").write_text(transform, encoding="utf-8")
+        (directory / "transform.py").write_text(transform, encoding="utf-8")
         data["transform"] = "transform.py"
     for index, target in enumerate(targets):
         fixed = f"fixed/{index}-{target.name}.py"
-        (entry / fixed).write_text(target.fixed, encoding="utf-8")
+        (directory / fixed).write_text(target.fixed, encoding="utf-8")
         forms = [{"sha256": sha256(text.rstrip("\n")), "verdict": verdict} for text, verdict in target.forms]
         data["targets"].append({"name": target.name, "fixed": fixed, "forms": forms})
         if target.insert_if_absent:
@@ -403,8 +403,8 @@ def write_entry(
         if patched_digest is not None:
             known["patched_sha256"] = patched_digest
         data["known_files"].append(known)
-    (entry / "patch.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
-    return catalog.load(entry)
+    (directory / "patch.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return entry.load(directory)
 
 
 def tabbed(text: str) -> str:
@@ -555,14 +555,14 @@ def test_a_made_up_entry_patches_each_target_and_nothing_else(
     tmp_path: Path, source: str, targets: list[Spec], transform: str | None, result: str
 ) -> None:
     assert result != source
-    entry = write_entry(tmp_path, targets, transform=transform)
-    assert identify(lf(source), entry, "1.0").verdict is Verdict.NEEDS_PATCH
-    after = patched(lf(source), entry)
+    greeter = write_entry(tmp_path, targets, transform=transform)
+    assert identify(lf(source), greeter, "1.0").verdict is Verdict.NEEDS_PATCH
+    after = patched(lf(source), greeter)
     assert after == lf(result)
-    assert identify(after, entry, "1.0").verdict is Verdict.FIXED
-    assert patched(after, entry) == after
+    assert identify(after, greeter, "1.0").verdict is Verdict.FIXED
+    assert patched(after, greeter) == after
     assert greet_of(after)(None) == "Hello, world"
-    assert patched(crlf(source), entry) == crlf(result)
+    assert patched(crlf(source), greeter) == crlf(result)
 
 
 def greet_of(code: bytes) -> Callable[[str | None], str]:
@@ -578,12 +578,12 @@ def test_the_buggy_made_up_module_fails_as_the_bug_says() -> None:
 
 
 def test_a_custom_transform_receives_the_dedented_definition_as_its_own_module(tmp_path: Path) -> None:
-    entry = write_entry(
+    greeter = write_entry(
         tmp_path,
         [Spec("Greeter.greet", tabbed(METHOD_FIXED), ((tabbed(METHOD_BUGGY), "needs-patch"),))],
         transform=TRANSFORM,
     )
-    patched(lf(tabbed(GREETER)), entry)
+    patched(lf(tabbed(GREETER)), greeter)
     received = (tmp_path / "greeter-1" / "received.txt").read_text(encoding="utf-8")
     assert received == "Greeter.greet\n" + tabbed(METHOD_BUGGY)
 
@@ -637,9 +637,9 @@ def test_a_custom_transform_receives_the_dedented_definition_as_its_own_module(t
 def test_a_patch_that_cannot_come_out_exactly_fixed_returns_nothing(
     tmp_path: Path, source: str, targets: list[Spec], transform: str | None, says: str
 ) -> None:
-    entry = write_entry(tmp_path, targets, transform=transform)
+    greeter = write_entry(tmp_path, targets, transform=transform)
     with pytest.raises(UnexpectedCode) as raised:
-        patched(lf(source), entry)
+        patched(lf(source), greeter)
     assert str(raised.value).startswith(says)
 
 

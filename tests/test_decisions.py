@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from toy import BUGGY_GREET, BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, ToySite, make_site
 
-from hfpatch import catalog, engine, state
-from hfpatch.catalog import Patch
+from hfpatch import engine, entry, state
 from hfpatch.diagnosis import Condition, Diagnosis, diagnose
+from hfpatch.entry import Patch
 from hfpatch.environment import Installation, Python, locate, resolve_python
 from hfpatch.errors import ExitCode
 from hfpatch.facts import Facts, gather
@@ -55,7 +55,7 @@ def installation_of(site: ToySite, python: Python, version: str | None = None) -
 def fresh(where: Path, *, version: str = "1.0", module: str | None = None) -> World:
     site = make_site(where, version=version, module=module)
     python = resolve_python(None)
-    return World(site, catalog.load(site.catalog / PATCH_ID), python, installation_of(site, python))
+    return World(site, entry.load(site.catalog / PATCH_ID), python, installation_of(site, python))
 
 
 def applied(where: Path) -> World:

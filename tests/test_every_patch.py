@@ -20,12 +20,12 @@ import pytest
 from conftest import Release, clean_env
 from releases import MATRIX
 
-from hfpatch import catalog, classify
-from hfpatch.catalog import Patch, Verdict
+from hfpatch import catalog, classify, entry
+from hfpatch.entry import Patch, Verdict
 
 pytestmark = pytest.mark.transformers
 
-PATCHES = [catalog.load(entry) for entry in catalog.entry_dirs([catalog.builtin_catalog()]).values()]
+PATCHES = [entry.load(directory) for directory in catalog.entry_dirs([catalog.builtin_catalog()]).values()]
 
 
 def _in_matrix(release: Release, patch: Patch) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from toy import PATCH_ID, entry_data, tree, write_catalog
 
-from hfpatch import catalog
+from hfpatch import catalog, entry
 from hfpatch.errors import CatalogError
 
 HEADER = ["greet(None) fails: example/toypkg#1, as data.", "Written by `hfpatch new` from the wheels of toypkg 1.0."]
@@ -42,15 +42,29 @@ def catalogs(tmp_path: Path) -> tuple[Path, Path]:
     now = write_catalog(tmp_path / "now")
     old = tmp_path / "old"
     shutil.copytree(now, old)
-    (old / PATCH_ID / catalog.ENTRY).unlink()
+    (old / PATCH_ID / entry.ENTRY).unlink()
     (old / PATCH_ID / "patch.toml").write_text(old_toml(), encoding="utf-8")
     return now, old
 
 
-def migrate(*args: str) -> subprocess.CompletedProcess[str]:
+def migrate(*args: str, python_options: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "hfpatch.migrate", *args], capture_output=True, text=True, check=False, timeout=120
+        [sys.executable, *python_options, "-m", "hfpatch.migrate", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
+
+
+def test_converting_imports_neither_libcst_nor_the_new_command(catalogs: tuple[Path, Path]) -> None:
+    """Converting is reading and writing the entry format: the rewrite (libcst, 0.2 s) and `new` have no part in it."""
+    done = migrate(str(catalogs[1]), python_options=("-X", "importtime"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "hfpatch.entry" in imported, "the measurement saw hfpatch's own imports"
+    assert not {name for name in imported if name.split(".")[0] == "libcst" or name.startswith("hfpatch.new")}
+    assert not {"hfpatch.authoring", "hfpatch.rewrite"} & imported
 
 
 def test_an_old_catalog_is_converted_in_place_to_the_entry_hfpatch_writes_now(catalogs: tuple[Path, Path]) -> None:
@@ -58,13 +72,13 @@ def test_an_old_catalog_is_converted_in_place_to_the_entry_hfpatch_writes_now(ca
     kept = {name: (old / PATCH_ID / name).read_bytes() for name in ("fixed/greet.py", "probe.py")}
     done = migrate(str(old))
     assert (done.returncode, done.stderr) == (0, "")
-    entry = old / PATCH_ID
-    assert done.stdout == f"converted {entry / 'patch.toml'} to {entry / 'patch.json'} ({PATCH_ID})\n"
-    assert sorted(path.name for path in entry.iterdir()) == ["fixed", "patch.json", "probe.py"]
-    assert {name: (entry / name).read_bytes() for name in kept} == kept
-    converted = catalog.load(entry)
+    directory = old / PATCH_ID
+    assert done.stdout == f"converted {directory / 'patch.toml'} to {directory / 'patch.json'} ({PATCH_ID})\n"
+    assert sorted(path.name for path in directory.iterdir()) == ["fixed", "patch.json", "probe.py"]
+    assert {name: (directory / name).read_bytes() for name in kept} == kept
+    converted = entry.load(directory)
     assert converted.about == tuple(HEADER)
-    assert converted._replace(directory=now / PATCH_ID, probe=now / PATCH_ID / "probe.py", about=()) == catalog.load(
+    assert converted._replace(directory=now / PATCH_ID, probe=now / PATCH_ID / "probe.py", about=()) == entry.load(
         now / PATCH_ID
     )
     assert PATCH_ID in catalog.entry_dirs([catalog.builtin_catalog(), old])

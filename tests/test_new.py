@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 import wheelfactory as factory
 
-from hfpatch import authoring, catalog, classify, cli, definitions
-from hfpatch.catalog import Patch, Verdict
+from hfpatch import authoring, catalog, classify, cli, definitions, entry
+from hfpatch.entry import Patch, Verdict
 
 TOTAL = ["--target", "madeup:madeup.core:total"]
 CLEAN = ["--target", "madeup:madeup.core:_clean"]
@@ -91,7 +91,7 @@ class Written:
     basket: Completed
 
     def load(self, patch_id: str) -> Patch:
-        return catalog.load(self.catalog / patch_id)
+        return entry.load(self.catalog / patch_id)
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +263,7 @@ def test_which_releases_are_read(
     done = new("madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", *options)
     assert done.code == 0, done.err
     assert list(done.table()) == releases
-    patch = catalog.load(tmp_path / "catalog" / "madeup-total")
+    patch = entry.load(tmp_path / "catalog" / "madeup-total")
     assert patch.first_defined_in == first_defined_in
     assert {release for known in patch.known_files for release in known.releases} == set(releases)
 
@@ -777,12 +777,12 @@ def test_the_names_a_fixed_function_reads_from_its_module(text: str, names: set[
     ["plain", 'a "quoted" \\ back', "new\nline\ttab", "é ü — 漢字", "\x00\x1f\x7f", "emoji 😀"],
 )
 def test_an_entry_reads_back_as_written_whatever_its_text(value: str, tmp_path: Path) -> None:
-    builtin = catalog.load(catalog.builtin_catalog() / "transformers-46618")
+    builtin = entry.load(catalog.builtin_catalog() / "transformers-46618")
     directory = tmp_path / builtin.id
     shutil.copytree(builtin.directory / "fixed", directory / "fixed")
     patch = builtin._replace(title=value, about=(value, "second line"), directory=directory, probe=None)
-    (directory / "patch.json").write_text(authoring.render_entry(patch), encoding="utf-8")
-    assert catalog.load(directory) == patch
+    (directory / "patch.json").write_text(entry.render(patch), encoding="utf-8")
+    assert entry.load(directory) == patch
 
 
 def test_check_loads_neither_new_nor_the_rewrite() -> None:

@@ -14,7 +14,7 @@ from conftest import EXPECT_VARIABLE, REPOSITORY, Release
 from releases import ABSENT, BUGGY, FIXED, FOUR_ARGUMENT, SAME_FILE, UPSTREAM_FIXED_FILE_SHA256
 
 from hfpatch import classify, definitions, rewrite
-from hfpatch.catalog import Patch, Verdict
+from hfpatch.entry import Patch, Verdict
 from hfpatch.errors import UnexpectedCode
 
 pytestmark = pytest.mark.transformers

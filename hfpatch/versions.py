@@ -1,0 +1,63 @@
+"""Release versions: whether a text is one (PEP 440), and how two compare.
+
+Telling a version from a typo needs only a regular expression, so an entry's versions are checked when it is loaded
+without importing `packaging` on `check`'s path; comparing them needs `packaging`, imported only where a comparison
+is made (a released file the catalog knows by digest never needs one).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+# PEP 440's public and local versions, in every spelling the specification accepts (case, separators, a leading v).
+_PEP440 = re.compile(
+    r"v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*"
+    r"(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?"
+    r"(?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?"
+    r"(?:[-_.]?dev[-_.]?[0-9]*)?"
+    r"(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?",
+    re.IGNORECASE,
+)
+
+
+def is_version(text: str) -> bool:
+    return _PEP440.fullmatch(text) is not None
+
+
+def parse(text: str | None) -> Version | None:
+    """The parsed version, or None where it is unknown or not PEP 440 (the code alone decides then)."""
+    from packaging.version import InvalidVersion, Version
+
+    if text is None:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _known(text: str) -> Version:
+    parsed = parse(text)
+    # An entry's versions are checked when it is loaded; an unparsable one here is a bug, not the user's input.
+    assert parsed is not None, f"{text!r} is not a version"
+    return parsed
+
+
+def is_final_at_least(version: str | None, floor: str) -> bool:
+    """`version` is a final release (no pre- or dev release) at or after `floor`."""
+    parsed = parse(version)
+    return parsed is not None and not parsed.is_prerelease and parsed >= _known(floor)
+
+
+def is_at_least(version: str | None, floor: str) -> bool:
+    parsed = parse(version)
+    return parsed is not None and parsed >= _known(floor)
+
+
+def is_older(version: str | None, floor: str) -> bool:
+    parsed = parse(version)
+    return parsed is not None and parsed < _known(floor)
