@@ -14,12 +14,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import hfpatch
-from hfpatch import catalog, engine, files
+from hfpatch import catalog, engine, files, state
 from hfpatch.diagnosis import Condition, Suggest, plain
 from hfpatch.entry import Patch
 from hfpatch.environment import Installation, Python, locate, resolve_python
 from hfpatch.errors import ExitCode, HfpatchError, UsageError
-from hfpatch.plan import Command, Options
+from hfpatch.plan import Action, Command, Options
 
 JSON_SCHEMA = 2
 # What hfpatch imports beyond the standard library; a checkout run without them gets a sentence, not a traceback.
@@ -101,7 +101,7 @@ def flag_obsolete(results: Sequence[EnvironmentResult]) -> None:
 def _found_nothing(result: EnvironmentResult) -> bool:
     """None of the patches' distributions is installed, and nothing else was done: the wrong interpreter."""
     nothing = all(found is None for found in result.installations.values())
-    return bool(result.outcomes) and nothing and not any(o.action == "cleared-stale" for o in result.outcomes)
+    return bool(result.outcomes) and nothing and not any(o.action is Action.CLEARED for o in result.outcomes)
 
 
 def _run_one(
@@ -113,7 +113,7 @@ def _run_one(
         return operation(patch, python, result.installations[patch.package], options)
     except HfpatchError as error:
         result.installations.setdefault(patch.package, None)
-        return engine.Outcome(patch, None, Condition.ERROR, "refused", ExitCode.ERROR, str(error))
+        return engine.Outcome(patch, None, Condition.ERROR, Action.REFUSED, ExitCode.ERROR, str(error))
 
 
 def _nothing_installed(command: str, python: Python, patches: Sequence[Patch], given: bool) -> str:
@@ -163,9 +163,7 @@ def render_text(results: Sequence[EnvironmentResult], show_diff: bool, out: Text
 
 def _label(outcome: engine.Outcome) -> str:
     """The condition where nothing was done, else what was done: one word that the sentence does not repeat."""
-    if outcome.action in ("checked", "nothing-to-do", "already-applied", "nothing-to-verify", "not-needed"):
-        return outcome.condition.value
-    return outcome.action
+    return outcome.condition.value if outcome.action.changed_nothing else outcome.action.value
 
 
 def _heading(result: EnvironmentResult) -> str:
@@ -217,14 +215,14 @@ def _outcome_json(outcome: engine.Outcome) -> dict[str, Any]:
         "fixed_in": patch.fixed_in,
         "distribution": patch.distribution,
         "condition": outcome.condition.value,
-        "action": outcome.action,
+        "action": outcome.action.value,
         "exit_code": int(outcome.exit_code),
         "message": outcome.message,
         "notes": list(outcome.notes),
         "version": None if installation is None else installation.version,
         "file": None if facts is None or facts.file is None else str(facts.file),
         "file_sha256": None if facts is None else facts.source_sha256,
-        "state": None if facts is None or facts.state is None else facts.state._asdict(),
+        "state": None if facts is None or facts.state is None else state.as_json(facts.state),
         "diff": outcome.diff,
     }
 

@@ -180,13 +180,13 @@ def _with_state(facts: Facts, suggest: Suggest) -> Diagnosis:
         lagging = _record_lags(facts, source)
         if lagging is None and facts.stale_bytecode:
             lagging = f"stale bytecode {facts.stale_bytecode[0]} would run"
-        if saved.phase == Phase.APPLIED.value and lagging is None:
+        if saved.phase is Phase.APPLIED and lagging is None:
             summary = f"hfpatch {saved.hfpatch_version} patched {facts.file} on {saved.applied_at}"
             return Diagnosis(Condition.APPLIED, summary, notes)
         finding, advice = _interrupted(saved.phase, lagging, suggest)
         return Diagnosis(Condition.INCOMPLETE, finding, notes, lagging=lagging, advice=advice)
     if digest == saved.before_sha256:
-        if saved.phase != Phase.APPLIED.value:
+        if saved.phase is not Phase.APPLIED:
             finding, advice = _interrupted(saved.phase, None, suggest)
             return Diagnosis(Condition.INCOMPLETE, finding, notes, advice=advice)
         summary = f"{facts.file} holds the original code again (was {patch.distribution} reinstalled?)"
@@ -196,10 +196,10 @@ def _with_state(facts: Facts, suggest: Suggest) -> Diagnosis:
     return Diagnosis(Condition.EDITED, summary, notes, advice=advice)
 
 
-def _interrupted(phase: str, lagging: str | None, suggest: Suggest) -> tuple[str, str]:
-    if phase == Phase.REVERTING.value:
+def _interrupted(phase: Phase, lagging: str | None, suggest: Suggest) -> tuple[str, str]:
+    if phase is Phase.REVERTING:
         return "a revert was interrupted", f"run `{suggest('revert')}` to finish it, or `{suggest('apply')}`"
-    if phase == Phase.APPLYING.value:
+    if phase is Phase.APPLYING:
         return "an apply was interrupted", f"run `{suggest('apply')}` to finish it, or `{suggest('revert')}`"
     return f"the patched file is in place, but {lagging}", f"run `{suggest('apply')}` to finish"
 

@@ -24,7 +24,7 @@ class Outcome(NamedTuple):
     patch: Patch
     facts: Facts | None
     condition: Condition
-    action: str
+    action: Action
     exit_code: ExitCode
     message: str
     notes: tuple[str, ...] = ()
@@ -46,7 +46,7 @@ def run(command: Command, patch: Patch, python: Python, installation: Installati
     except HfpatchError as error:
         condition = Condition.ERROR if diagnosis is None else diagnosis.condition
         notes = () if diagnosis is None else diagnosis.notes
-        return Outcome(patch, facts, condition, Action.REFUSED.value, ExitCode.ERROR, str(error).rstrip("."), notes)
+        return Outcome(patch, facts, condition, Action.REFUSED, ExitCode.ERROR, str(error).rstrip("."), notes)
 
 
 def diagnosed(patch: Patch, python: Python, installation: Installation | None, options: Options) -> Outcome:
@@ -67,7 +67,7 @@ def outcome(facts: Facts, diagnosis: Diagnosis, decided: Plan, notes: tuple[str,
         facts.patch,
         facts,
         diagnosis.condition,
-        decided.action.value,
+        decided.action,
         decided.exit_code,
         decided.message,
         (*diagnosis.notes, *notes),
@@ -91,12 +91,12 @@ def _perform(command: Command, facts: Facts, decided: Plan, options: Options) ->
 
 # A dry run's action and sentence, by what the plan would do.
 _PREVIEW = {
-    Action.PATCHED: ("would-apply", "would patch {file}"),
-    Action.COMPLETED: ("would-apply", "would finish the interrupted apply on {file}"),
-    Action.REFRESHED: ("would-refresh-bytecode", "would rebuild the stale bytecode of {file}"),
-    Action.REVERTED: ("would-revert", "would restore the original {file}"),
-    Action.CLEARED: ("would-clear-stale", "would clear hfpatch's stale state of {patch}"),
-    Action.NOTHING: ("would-clear-stale", "would remove the backup an interrupted apply left behind for {patch}"),
+    Action.PATCHED: (Action.WOULD_APPLY, "would patch {file}"),
+    Action.COMPLETED: (Action.WOULD_APPLY, "would finish the interrupted apply on {file}"),
+    Action.REFRESHED: (Action.WOULD_REFRESH, "would rebuild the stale bytecode of {file}"),
+    Action.REVERTED: (Action.WOULD_REVERT, "would restore the original {file}"),
+    Action.CLEARED: (Action.WOULD_CLEAR, "would clear hfpatch's stale state of {patch}"),
+    Action.NOTHING: (Action.WOULD_CLEAR, "would remove the backup an interrupted apply left behind for {patch}"),
 }
 
 
@@ -110,7 +110,7 @@ def _preview(facts: Facts, diagnosis: Diagnosis, decided: Plan) -> Outcome:
     diff = ""
     if after is not None and facts.source is not None and after != facts.source:
         diff = unified_diff(facts.source, after, facts.patch.file)
-    action, sentence = _PREVIEW.get(decided.action, (decided.action.value, decided.message))
+    action, sentence = _PREVIEW.get(decided.action, (decided.action, decided.message))
     message = sentence.format(file=facts.file, patch=facts.patch.id)
     return Outcome(facts.patch, facts, diagnosis.condition, action, decided.exit_code, message, diagnosis.notes, diff)
 

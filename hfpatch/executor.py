@@ -99,7 +99,7 @@ def _drive_to_patched(facts: Facts, installation: Installation) -> list[str]:
             record_line_before=_record_line_before(facts, original, new),
         )
     try:
-        state.save(installation.root, saved._replace(phase=Phase.APPLYING.value))
+        state.save(installation.root, saved._replace(phase=Phase.APPLYING))
         fault_point("apply:after-state-applying")
         if files.read_bytes(file) != new:
             files.write_atomically(file, new)
@@ -108,7 +108,7 @@ def _drive_to_patched(facts: Facts, installation: Installation) -> list[str]:
         fault_point("apply:after-RECORD")
         notes = refresh_bytecode(installation.python, file)
         fault_point("apply:after-bytecode")
-        state.save(installation.root, saved._replace(phase=Phase.APPLIED.value))
+        state.save(installation.root, saved._replace(phase=Phase.APPLIED))
     except HfpatchError:
         _roll_back(installation, facts, saved, original, fresh)
         raise
@@ -134,7 +134,7 @@ def _drive_to_original(facts: Facts, installation: Installation) -> list[str]:
     saved, file = facts.state, installation.path_of(facts.patch.file)
     assert saved is not None
     original = original_of(facts)
-    state.save(installation.root, saved._replace(phase=Phase.REVERTING.value))
+    state.save(installation.root, saved._replace(phase=Phase.REVERTING))
     fault_point("revert:after-state-reverting")
     if files.read_bytes(file) != original:
         files.write_atomically(file, original)
@@ -161,7 +161,7 @@ def _new_state(facts: Facts, installation: Installation, original: bytes, new: b
         before_sha256=hashlib.sha256(original).hexdigest(),
         after_sha256=hashlib.sha256(new).hexdigest(),
         record_line_before=_record_line_before(facts, original, new),
-        phase=Phase.APPLYING.value,
+        phase=Phase.APPLYING,
     )
 
 

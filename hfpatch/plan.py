@@ -28,6 +28,27 @@ class Action(enum.Enum):
     NOTHING = "nothing-to-do"
     REFUSED = "refused"
     CHECKED = "checked"
+    # A dry run: what the plan would do, nothing written.
+    WOULD_APPLY = "would-apply"
+    WOULD_REFRESH = "would-refresh-bytecode"
+    WOULD_REVERT = "would-revert"
+    WOULD_CLEAR = "would-clear-stale"
+    # verify: what running the probe came to.
+    VERIFIED = "verified"
+    VERIFY_FAILED = "verify-failed"
+    NO_PROBE = "no-probe"
+    NOT_NEEDED = "not-needed"
+    NOTHING_TO_VERIFY = "nothing-to-verify"
+
+    @property
+    def changed_nothing(self) -> bool:
+        """Nothing was done, nor is anything to be: the condition says all there is (the label text prints)."""
+        return self in _QUIET
+
+
+_QUIET = frozenset(
+    {Action.CHECKED, Action.NOTHING, Action.ALREADY_APPLIED, Action.NOTHING_TO_VERIFY, Action.NOT_NEEDED}
+)
 
 
 class Step(enum.Enum):

@@ -47,8 +47,8 @@ class State(NamedTuple):
     after_sha256: str
     # The distribution's RECORD line of the file before apply, restored by revert; None when RECORD does not list it.
     record_line_before: str | None
-    # A Phase's value: "applying" until every step of apply is done, "reverting" once revert has begun, else "applied".
-    phase: str
+    # APPLYING until every step of apply is done, REVERTING once revert has begun, else APPLIED.
+    phase: Phase
 
 
 def state_root(root: Path) -> Path:
@@ -101,7 +101,7 @@ def parse(text: str, path: Path, patch_id: str) -> State:
     names = set(State._fields)
     if set(data) != names or not _well_typed(data) or not _consistent(data, patch_id):
         raise corrupt
-    return State(**data)
+    return State(**{**data, "phase": Phase(data["phase"])})
 
 
 def _consistent(data: dict[str, Any], patch_id: str) -> bool:
@@ -137,10 +137,15 @@ def _well_typed(data: dict[str, Any]) -> bool:
     )
 
 
+def as_json(saved: State) -> dict[str, Any]:
+    """The state as state.json holds it (and `--json` prints it)."""
+    return {**saved._asdict(), "phase": saved.phase.value}
+
+
 def save(root: Path, saved: State) -> None:
     make_directory(patch_dir(root, saved.patch))
 
-    text = json.dumps(saved._asdict(), indent=2, sort_keys=True) + "\n"
+    text = json.dumps(as_json(saved), indent=2, sort_keys=True) + "\n"
     parse(text, state_path(root, saved.patch), saved.patch)  # never persist what could not be read back
     write_atomically(state_path(root, saved.patch), text.encode("utf-8"), mode=0o644)
 

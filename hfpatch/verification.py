@@ -17,7 +17,7 @@ from hfpatch.diagnosis import CHECK_EXIT, Condition
 from hfpatch.entry import Patch
 from hfpatch.environment import Installation, Python
 from hfpatch.errors import ExitCode
-from hfpatch.plan import Options
+from hfpatch.plan import Action, Options
 
 PROBE_TIMEOUT = 600
 
@@ -25,32 +25,34 @@ PROBE_TIMEOUT = 600
 def verify(patch: Patch, python: Python, installation: Installation | None, options: Options) -> engine.Outcome:
     diagnosed = engine.diagnosed(patch, python, installation, options)
     if installation is None:
-        return _with(diagnosed, "nothing-to-verify", ExitCode.OK, diagnosed.message)
+        return _with(diagnosed, Action.NOTHING_TO_VERIFY, ExitCode.OK, diagnosed.message)
     if diagnosed.condition in (Condition.NOT_APPLICABLE, Condition.FIXED_UPSTREAM):
         # The release does not carry the code the patch is for: nothing of hfpatch's to prove, and a probe of a
         # later release can be slow (huggingface_hub 1.x retries a refused connection for most of a minute).
-        return _with(diagnosed, "not-needed", CHECK_EXIT[diagnosed.condition], diagnosed.message)
+        return _with(diagnosed, Action.NOT_NEEDED, CHECK_EXIT[diagnosed.condition], diagnosed.message)
     if CHECK_EXIT[diagnosed.condition] is ExitCode.ERROR:
         # Edited or unknown code, or hfpatch's own state in doubt: whatever a probe says, that is the news.
         return diagnosed
     if patch.probe is None:
         message = f"{patch.id} is checked by its digests only ({diagnosed.message})"
-        return _with(diagnosed, "no-probe", CHECK_EXIT[diagnosed.condition], message)
+        return _with(diagnosed, Action.NO_PROBE, CHECK_EXIT[diagnosed.condition], message)
     result = _run_probe(patch.probe, python)
     where = str(result.get("loader_file") or "")
     file = installation.path_of(patch.file)
     shadow = f" (the interpreter imports {where}, not {file})" if where and Path(where) != file else ""
     if result.get("ok"):
-        return _with(diagnosed, "verified", ExitCode.OK, f"the real code works here{shadow}: {_context(diagnosed)}")
+        return _with(
+            diagnosed, Action.VERIFIED, ExitCode.OK, f"the real code works here{shadow}: {_context(diagnosed)}"
+        )
     failure = f"{result.get('error_type', 'failure')}: {result.get('error', 'no detail')}"
     if result.get("bug"):
         advice = f"; {diagnosed.advice}" if diagnosed.advice else ""
         message = f"the bug of {patch.upstream} is live here{shadow}: {failure}{advice}"
-        return _with(diagnosed, "verify-failed", ExitCode.ACTION_NEEDED, message)
-    return _with(diagnosed, "verify-failed", ExitCode.ERROR, f"the real code failed{shadow}: {failure}")
+        return _with(diagnosed, Action.VERIFY_FAILED, ExitCode.ACTION_NEEDED, message)
+    return _with(diagnosed, Action.VERIFY_FAILED, ExitCode.ERROR, f"the real code failed{shadow}: {failure}")
 
 
-def _with(diagnosed: engine.Outcome, action: str, code: ExitCode, message: str) -> engine.Outcome:
+def _with(diagnosed: engine.Outcome, action: Action, code: ExitCode, message: str) -> engine.Outcome:
     return diagnosed._replace(action=action, exit_code=code, message=message)
 
 

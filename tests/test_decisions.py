@@ -24,6 +24,7 @@ from hfpatch.environment import Installation, Python, locate, resolve_python
 from hfpatch.errors import ExitCode
 from hfpatch.facts import Facts, gather
 from hfpatch.plan import Action, Command, Options, Step, plan
+from hfpatch.state import Phase
 
 OK, ACTION_NEEDED, ERROR = ExitCode.OK, ExitCode.ACTION_NEEDED, ExitCode.ERROR
 
@@ -62,7 +63,7 @@ def applied(where: Path) -> World:
     """toypkg 1.0 patched by the real engine."""
     world = fresh(where)
     outcome = engine.run(Command.APPLY, world.patch, world.python, world.installation, Options())
-    assert (outcome.action, outcome.exit_code) == (Action.PATCHED.value, OK), outcome.message
+    assert (outcome.action, outcome.exit_code) == (Action.PATCHED, OK), outcome.message
     return world
 
 
@@ -78,7 +79,7 @@ def put_back_the_original(world: World, *, record: bool = True) -> None:
         world.site.record.write_bytes(original_record(world))
 
 
-def set_phase(world: World, phase: str) -> None:
+def set_phase(world: World, phase: Phase) -> None:
     """Where a killed run stops: the state's phase says what it was doing (written as the executor writes it)."""
     saved = state.load(world.site.root, PATCH_ID)
     assert saved is not None
@@ -171,33 +172,33 @@ def dropped(where: Path) -> World:
 def apply_killed_before_the_write(where: Path) -> World:
     world = applied(where)
     put_back_the_original(world)
-    set_phase(world, "applying")
+    set_phase(world, Phase.APPLYING)
     return world
 
 
 def apply_killed_after_the_write(where: Path) -> World:
     world = applied(where)
     world.site.record.write_bytes(original_record(world))
-    set_phase(world, "applying")
+    set_phase(world, Phase.APPLYING)
     return world
 
 
 def apply_killed_after_the_record(where: Path) -> World:
     world = applied(where)
-    set_phase(world, "applying")
+    set_phase(world, Phase.APPLYING)
     return world
 
 
 def revert_killed_before_the_write(where: Path) -> World:
     world = applied(where)
-    set_phase(world, "reverting")
+    set_phase(world, Phase.REVERTING)
     return world
 
 
 def revert_killed_after_the_write(where: Path) -> World:
     world = applied(where)
     put_back_the_original(world, record=False)
-    set_phase(world, "reverting")
+    set_phase(world, Phase.REVERTING)
     return world
 
 
@@ -219,7 +220,7 @@ def applied_without_metadata_then_with(where: Path) -> World:
     state says no version, the installation 1.0. That is no reinstall: the file is what hfpatch wrote."""
     world = needs_patch_without_metadata(where)
     outcome = engine.run(Command.APPLY, world.patch, world.python, world.installation, Options())
-    assert (outcome.action, outcome.exit_code) == (Action.PATCHED.value, OK), outcome.message
+    assert (outcome.action, outcome.exit_code) == (Action.PATCHED, OK), outcome.message
     return dataclasses.replace(world, installation=installation_of(world.site, world.python))
 
 
@@ -246,7 +247,7 @@ def applied_over_unchecked_bytecode(where: Path) -> World:
     world = fresh(where)
     unchecked_pyc(world, BUGGY_MODULE)
     outcome = engine.run(Command.APPLY, world.patch, world.python, world.installation, Options())
-    assert outcome.action == Action.PATCHED.value, outcome.message
+    assert outcome.action is Action.PATCHED, outcome.message
     return world
 
 
