@@ -1,4 +1,4 @@
-"""The command line: parse the options, run every selected patch in every environment, print, pick the exit code.
+"""The command line: parse the options into explicit arguments, run the command, render, pick the exit code.
 
 argparse, not click: `hfpatch check` runs on every container start and in CI, and click's import alone costs it
 about 30 ms of a 70 ms run (python -X importtime), where argparse costs 6 ms.
@@ -7,25 +7,22 @@ about 30 ms of a 70 ms run (python -X importtime), where argparse costs 6 ms.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import hfpatch
-from hfpatch import catalog, engine, files, state
-from hfpatch.diagnosis import Condition, Suggest, plain
-from hfpatch.entry import Patch
-from hfpatch.environment import Installation, Python, locate, resolve_python
+from hfpatch import catalog, commands, files, render
+from hfpatch.diagnosis import Suggest
 from hfpatch.errors import ExitCode, HfpatchError, UsageError
-from hfpatch.plan import Action, Command, Options
+from hfpatch.plan import Command, Options
 
-JSON_SCHEMA = 2
+if TYPE_CHECKING:
+    from hfpatch.newentry import Request
+
 # What hfpatch imports beyond the standard library; a checkout run without them gets a sentence, not a traceback.
 _DEPENDENCIES = {"libcst", "packaging"}
-
-Operation = Callable[[Patch, Python, "Installation | None", Options], engine.Outcome]
 
 EXIT_CODES = """\
 exit codes:
@@ -35,203 +32,6 @@ exit codes:
      patch fixed upstream or not applicable (the apply step is dead)
   2  error or refusal, nothing touched: unexpected or edited code, a linked or
      read-only target, a bad --python, no catalog distribution installed, bad input"""
-
-
-class EnvironmentResult:
-    """What every patch came to in one environment (filled in as the run goes)."""
-
-    def __init__(self, requested: str | None) -> None:
-        self.requested = requested
-        self.python: Python | None = None
-        self.installations: dict[str, Installation | None] = {}
-        self.outcomes: list[engine.Outcome] = []
-        self.error: str | None = None
-        self.obsolete: str | None = None  # check --fail-on-obsolete: why the environment needs hfpatch no more
-
-    @property
-    def exit_code(self) -> ExitCode:
-        codes = [outcome.exit_code for outcome in self.outcomes]
-        obsolete = ExitCode.ACTION_NEEDED if self.obsolete else ExitCode.OK
-        return max([ExitCode.ERROR if self.error else ExitCode.OK, obsolete, *codes])
-
-
-def run(
-    command: str,
-    pythons: Sequence[str],
-    patches: Sequence[Patch],
-    operation: Operation,
-    options: Options,
-    advice_for: Callable[[str | None], Suggest] = lambda given: plain,
-) -> list[EnvironmentResult]:
-    """Run `operation` for every patch in every environment; failures are gathered, not raised. `advice_for` spells
-    the commands suggested in each environment (with its own --python: another one given may need nothing)."""
-    results = []
-    requested: list[str | None] = [*pythons] if pythons else [None]
-    for given in requested:
-        result = EnvironmentResult(requested=given)
-        results.append(result)
-        try:
-            result.python = resolve_python(given)
-        except HfpatchError as error:
-            result.error = str(error)
-            continue
-        here = options._replace(suggest=advice_for(given))
-        for patch in patches:
-            result.outcomes.append(_run_one(result, result.python, patch, operation, here))
-        if command != "list" and _found_nothing(result):
-            result.error = _nothing_installed(command, result.python, patches, given is not None)
-    return results
-
-
-# Conditions that leave `hfpatch apply` nothing to do, now or ever, in an environment.
-_DEAD = {Condition.FIXED_UPSTREAM, Condition.NOT_APPLICABLE, Condition.NOT_INSTALLED}
-
-
-def flag_obsolete(results: Sequence[EnvironmentResult]) -> None:
-    """check --fail-on-obsolete: an environment where every patch is fixed upstream or not applicable, one at least
-    fixed upstream, has a dead `hfpatch apply` step. A patch obsolete beside one still needed is no such thing."""
-    for result in results:
-        conditions = {outcome.condition for outcome in result.outcomes}
-        if conditions and conditions <= _DEAD and Condition.FIXED_UPSTREAM in conditions:
-            result.obsolete = (
-                "every patch is fixed upstream or not applicable here, so `hfpatch apply` does nothing: remove it"
-            )
-
-
-def _found_nothing(result: EnvironmentResult) -> bool:
-    """None of the patches' distributions is installed, and nothing else was done: the wrong interpreter."""
-    nothing = all(found is None for found in result.installations.values())
-    return bool(result.outcomes) and nothing and not any(o.action is Action.CLEARED for o in result.outcomes)
-
-
-def _run_one(
-    result: EnvironmentResult, python: Python, patch: Patch, operation: Operation, options: Options
-) -> engine.Outcome:
-    try:
-        if patch.package not in result.installations:
-            result.installations[patch.package] = locate(python, patch.package, patch.distribution, patch.file)
-        return operation(patch, python, result.installations[patch.package], options)
-    except HfpatchError as error:
-        result.installations.setdefault(patch.package, None)
-        return engine.Outcome(patch, None, Condition.ERROR, Action.REFUSED, ExitCode.ERROR, str(error))
-
-
-def _nothing_installed(command: str, python: Python, patches: Sequence[Patch], given: bool) -> str:
-    names = ", ".join(sorted({patch.distribution for patch in patches}))
-    what = f"{python.executable} has none of the distributions the patches are for ({names}), so there is nothing to"
-    if given:
-        return f"{what} {command}; is it the application's interpreter (the one that imports {names})?"
-    return (
-        f"{what} {command}; point --python at the application's interpreter: "
-        f"`hfpatch {command} --python /path/to/app/bin/python`"
-    )
-
-
-def suggestion(pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str]) -> Suggest:
-    """The command to suggest, with the options the user gave, so that following it acts on the same thing."""
-
-    def suggest(command: str) -> str:
-        words = ["hfpatch", command]
-        for option, values in (("--python", pythons), ("--patch", patch_ids), ("--catalog", catalogs)):
-            for value in values:
-                words += [option, value]
-        return shlex.join(words)
-
-    return suggest
-
-
-# ------------------------------------------------------------------------------------------------------- rendering
-
-
-def render_text(results: Sequence[EnvironmentResult], show_diff: bool, out: TextIO) -> None:
-    for result in results:
-        if result.python is None:
-            print(f"hfpatch: error: {result.error}", file=sys.stderr)
-            continue
-        print(_heading(result), file=out)
-        for outcome in result.outcomes:
-            print(f"  {outcome.patch.id}: {_label(outcome)}: {outcome.message}", file=out)
-            for note in outcome.notes:
-                print(f"    note: {note}", file=out)
-            if show_diff and outcome.diff:
-                out.write(outcome.diff)
-        if result.obsolete:
-            print(f"  obsolete: {result.obsolete}", file=out)
-        if result.error:
-            print(f"hfpatch: error: {result.error}", file=sys.stderr)
-
-
-def _label(outcome: engine.Outcome) -> str:
-    """The condition where nothing was done, else what was done: one word that the sentence does not repeat."""
-    return outcome.condition.value if outcome.action.changed_nothing else outcome.action.value
-
-
-def _heading(result: EnvironmentResult) -> str:
-    assert result.python is not None
-    found = [
-        f"{found.distribution} {found.version or '(no version metadata)'} at {found.package_dir}"
-        for found in result.installations.values()
-        if found is not None
-    ]
-    suffix = f" ({'; '.join(found)})" if found else ""
-    return f"{result.python.executable} [Python {result.python.version}]{suffix}"
-
-
-def render_json(command: str, results: Sequence[EnvironmentResult], out: TextIO) -> None:
-    print(json.dumps(_document(command, results), indent=2), file=out)
-
-
-def _document(command: str, results: Sequence[EnvironmentResult], error: str | None = None) -> dict[str, Any]:
-    return {
-        "schema": JSON_SCHEMA,
-        "hfpatch_version": hfpatch.__version__,
-        "command": command,
-        "exit_code": int(ExitCode.ERROR if error else exit_code(results)),
-        "error": error,
-        "environments": [_environment_json(result) for result in results],
-    }
-
-
-def _environment_json(result: EnvironmentResult) -> dict[str, Any]:
-    python = result.python
-    return {
-        "python": python.executable if python else result.requested,
-        "python_version": python.version if python else None,
-        "error": result.error,
-        "obsolete": result.obsolete,
-        "exit_code": int(result.exit_code),
-        "patches": [_outcome_json(outcome) for outcome in result.outcomes],
-    }
-
-
-def _outcome_json(outcome: engine.Outcome) -> dict[str, Any]:
-    patch, facts = outcome.patch, outcome.facts
-    installation = None if facts is None else facts.installation
-
-    return {
-        "id": patch.id,
-        "upstream": patch.upstream,
-        "url": patch.url,
-        "fixed_in": patch.fixed_in,
-        "distribution": patch.distribution,
-        "condition": outcome.condition.value,
-        "action": outcome.action.value,
-        "exit_code": int(outcome.exit_code),
-        "message": outcome.message,
-        "notes": list(outcome.notes),
-        "version": None if installation is None else installation.version,
-        "file": None if facts is None or facts.file is None else str(facts.file),
-        "file_sha256": None if facts is None else facts.source_sha256,
-        "state": None if facts is None or facts.state is None else state.as_json(facts.state),
-        "diff": outcome.diff,
-    }
-
-
-def exit_code(results: Sequence[EnvironmentResult]) -> ExitCode:
-    return max((result.exit_code for result in results), default=ExitCode.OK)
-
-
-# ------------------------------------------------------------------------------------------------------ the parser
 
 
 class _Parser(argparse.ArgumentParser):
@@ -379,23 +179,6 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", dest="as_json", action="store_true", help="print one JSON document on stdout")
 
 
-def _operation(command: str) -> Operation:
-    if command == "verify":
-        from hfpatch.verification import verify
-
-        return verify
-    chosen = Command.CHECK if command == "list" else Command(command)
-    return lambda patch, python, installation, options: engine.run(chosen, patch, python, installation, options)
-
-
-def _list_catalog(patches: Sequence[Patch], out: TextIO) -> None:
-    for patch in patches:
-        print(f"{patch.id}: {patch.title}", file=out)
-        print(f"  upstream {patch.upstream} ({patch.url}), fixed in {patch.distribution} {patch.fixed_in}", file=out)
-        print(f"  replaces {patch.target_names} in {patch.file} ({patch.directory})", file=out)
-    print("", file=out)
-
-
 def parse(arguments: list[str]) -> argparse.Namespace:
     """The command line read as the whole parser reads it. A line that starts with its command needs only that
     command's options; one that puts options first gets the command line that reads, if there is one."""
@@ -441,20 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Each command loads what it needs: `new` reads wheels and rewrites, which `check` never pays for.
             from hfpatch import newentry
 
-            return newentry.run(args, sys.stdout)
-        patches = catalog.select(list(dict.fromkeys(args.patch_ids)), args.catalogs)
-        options = Options(dry_run=getattr(args, "dry_run", False), force=getattr(args, "force", False))
-
-        def advice_for(given: str | None) -> Suggest:
-            return suggestion([given] if given else [], args.patch_ids, args.catalogs)
-
-        results = run(args.command, args.pythons, patches, _operation(args.command), options, advice_for)
-        if getattr(args, "fail_on_obsolete", False):
-            flag_obsolete(results)
+            return newentry.run(new_request(args), sys.stdout)
+        return _run(args)
     except HfpatchError as error:
         print(f"hfpatch: error: {error}", file=sys.stderr)
         if args is not None and getattr(args, "as_json", False):  # a --json caller reads stdout: one document
-            print(json.dumps(_document(args.command, [], error=str(error)), indent=2))
+            render.json_error(args.command, str(error), sys.stdout)
         return int(error.exit_code)
     except ModuleNotFoundError as error:
         if error.name not in _DEPENDENCIES:
@@ -476,20 +251,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         traceback.print_exc()
         print("hfpatch: internal error (a bug in hfpatch; the traceback is above)", file=sys.stderr)
         return int(ExitCode.ERROR)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """apply, check, revert, verify and list: every selected patch in every environment, rendered."""
+    patch_ids = list(dict.fromkeys(args.patch_ids))
+    patches = catalog.select(patch_ids, args.catalogs)
+    options = Options(dry_run=getattr(args, "dry_run", False), force=getattr(args, "force", False))
+
+    def advice_for(given: str | None) -> Suggest:
+        return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs)
+
+    listing = args.command == "list"
+    command = Command.CHECK if listing else Command(args.command)
+    results = commands.run(command, args.pythons, patches, options, advice_for, require_installed=not listing)
+    if getattr(args, "fail_on_obsolete", False):
+        commands.flag_obsolete(results)
     try:
         if args.as_json:
-            render_json(args.command, results, sys.stdout)
+            render.json_document(args.command, results, sys.stdout)
         else:
-            if args.command == "list":
-                _list_catalog(patches, sys.stdout)
-            render_text(results, show_diff=getattr(args, "dry_run", False), out=sys.stdout)
+            if listing:
+                render.catalog_listing(patches, sys.stdout)
+            render.text(results, show_diff=options.dry_run, out=sys.stdout)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away: the work is done
         files.reader_gone(sys.stdout)
     except OSError as error:
         print(f"hfpatch: error: cannot write the output: {error.strerror or error}.", file=sys.stderr)
         return int(ExitCode.ERROR)
-    code = exit_code(results)
-    if args.command == "list":
-        code = ExitCode.ERROR if any(result.python is None for result in results) else ExitCode.OK
-    return int(code)
+    if listing:  # list reports; only an interpreter it could not use is an error
+        return int(ExitCode.ERROR if any(result.environment is None for result in results) else ExitCode.OK)
+    return int(commands.exit_code(results))
+
+
+def new_request(args: argparse.Namespace) -> Request:
+    """`new`'s options as the command takes them: explicit arguments, no Namespace below the parser."""
+    from hfpatch.newentry import Request
+
+    return Request(
+        patch_id=args.patch_id,
+        targets=tuple(args.targets),
+        fixed_in=args.fixed_in,
+        catalog=args.catalog,
+        find_links=args.find_links,
+        cache=args.cache,
+        upstream=args.upstream,
+        title=args.title,
+        since=args.since,
+        until=args.until,
+        all_releases=args.all_releases,
+        releases=tuple(args.releases),
+        pre=args.pre,
+        force=args.force,
+    )

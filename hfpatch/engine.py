@@ -1,8 +1,8 @@
 """One patch, one environment, one command: read, decide, and only then take the lock, read again and write.
 
 The decision is the same pure code each time (diagnosis, then plan); reading again under the lock makes it hold
-against a concurrent run. This is also the one boundary where every HfpatchError becomes a result, so a refusal
-looks the same from every command, in text and in JSON.
+against a concurrent run. This is also the one boundary where every HfpatchError of a patch becomes its result (finding
+the installation included), so a refusal looks the same from every command, in text and in JSON.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import NamedTuple
 from hfpatch import executor, files, state
 from hfpatch.diagnosis import Condition, Diagnosis, diagnose
 from hfpatch.entry import Patch
-from hfpatch.environment import Installation, Python
+from hfpatch.environment import Environment, Installation, Python
 from hfpatch.errors import ExitCode, HfpatchError
 from hfpatch.facts import Facts, gather
 from hfpatch.plan import Action, Command, Options, Plan, Step, plan
@@ -33,11 +33,17 @@ class Outcome(NamedTuple):
     advice: str | None = None
 
 
-def run(command: Command, patch: Patch, python: Python, installation: Installation | None, options: Options) -> Outcome:
+def run(command: Command, patch: Patch, environment: Environment, options: Options) -> Outcome:
+    """What the command comes to for one patch in one environment; never raises HfpatchError."""
     facts: Facts | None = None
     diagnosis: Diagnosis | None = None
     try:
-        facts, diagnosis, decided = decide(command, patch, python, installation, options)
+        installation = environment.installation_of(patch)
+        facts, diagnosis, decided = decide(command, patch, environment.python, installation, options)
+        if command is Command.VERIFY:
+            from hfpatch.verification import verify  # a probe runs in a subprocess: only verify pays for it
+
+            return verify(outcome(facts, diagnosis, decided))
         if not decided.steps:
             return outcome(facts, diagnosis, decided)
         if options.dry_run:
@@ -47,11 +53,6 @@ def run(command: Command, patch: Patch, python: Python, installation: Installati
         condition = Condition.ERROR if diagnosis is None else diagnosis.condition
         notes = () if diagnosis is None else diagnosis.notes
         return Outcome(patch, facts, condition, Action.REFUSED, ExitCode.ERROR, str(error).rstrip("."), notes)
-
-
-def diagnosed(patch: Patch, python: Python, installation: Installation | None, options: Options) -> Outcome:
-    """The diagnosis alone, as an outcome (what `check` prints); never raises HfpatchError."""
-    return run(Command.CHECK, patch, python, installation, options)
 
 
 def decide(

@@ -6,14 +6,17 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hfpatch import introspect, wheelrecord
-from hfpatch.errors import TargetError
+from hfpatch.errors import HfpatchError, TargetError
 
 if TYPE_CHECKING:
     import subprocess
+
+    from hfpatch.entry import Patch
 
 ANSWER_TIMEOUT = 120
 OLDEST_PYTHON = (3, 10)
@@ -62,6 +65,37 @@ class Installation(NamedTuple):
         return root.is_relative_to(Path(python.base_prefix).resolve()) and not root.is_relative_to(
             Path(python.prefix).resolve()
         )
+
+
+class Environment:
+    """One interpreter, and the copy of each package it imports, each looked up once (a failed look-up too)."""
+
+    def __init__(self, python: Python, found: Mapping[str, Installation | None] | None = None) -> None:
+        """`found`: installations already located, by package (what a test built by hand)."""
+        self.python = python
+        self._found: dict[str, Installation | HfpatchError | None] = dict(found or {})
+
+    def installation_of(self, patch: Patch) -> Installation | None:
+        """The installation the patch is for, or None where the interpreter imports no such package."""
+        if patch.package not in self._found:
+            try:
+                self._found[patch.package] = locate(self.python, patch.package, patch.distribution, patch.file)
+            except HfpatchError as error:
+                self._found[patch.package] = error
+        found = self._found[patch.package]
+        if isinstance(found, HfpatchError):
+            raise found
+        return found
+
+    @property
+    def installations(self) -> list[Installation]:
+        """What was found so far, in the order it was looked up."""
+        return [found for found in self._found.values() if isinstance(found, Installation)]
+
+    @property
+    def found_nothing(self) -> bool:
+        """Every look-up so far found no package (or failed): the patches' distributions are not here."""
+        return not self.installations
 
 
 def run_in(python: Python, request: dict[str, Any]) -> str:

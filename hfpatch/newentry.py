@@ -7,7 +7,6 @@ gives every release read the verdict of the table.
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 import tempfile
@@ -113,7 +112,27 @@ def _walk_back(reading: _Reading, older: Sequence[Version], targets: Sequence[st
                 return
 
 
-def run(args: argparse.Namespace, out: TextIO) -> int:
+@dataclass(frozen=True)
+class Request:
+    """What `hfpatch new` is asked to do, as given on its command line (see `hfpatch new --help`)."""
+
+    patch_id: str
+    targets: tuple[str, ...]
+    fixed_in: str
+    catalog: str
+    find_links: str | None = None
+    cache: str | None = None
+    upstream: str | None = None
+    title: str | None = None
+    since: str | None = None
+    until: str | None = None
+    all_releases: bool = False
+    releases: tuple[str, ...] = ()
+    pre: bool = False
+    force: bool = False
+
+
+def run(args: Request, out: TextIO) -> int:
     """`hfpatch new`; raises HfpatchError (exit 2, nothing written) where it cannot write the entry."""
     patch_id: str = args.patch_id
     if not entry.ID.fullmatch(patch_id):
@@ -212,7 +231,7 @@ def _count(number: int, noun: str) -> str:
 
 
 def _meta(
-    args: argparse.Namespace, patch_id: str, distribution: str, module: str, file: str, fixed: str, targets: list[str]
+    args: Request, patch_id: str, distribution: str, module: str, file: str, fixed: str, targets: list[str]
 ) -> Meta:
     url = args.upstream or f"https://pypi.org/project/{distribution}/{fixed}/"
     pull = _PULL.fullmatch(url)

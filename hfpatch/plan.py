@@ -14,6 +14,7 @@ class Command(enum.Enum):
     APPLY = "apply"
     REVERT = "revert"
     CHECK = "check"
+    VERIFY = "verify"  # plans as check does; the probe runs after (hfpatch.verification)
 
 
 class Action(enum.Enum):
@@ -75,7 +76,7 @@ class Plan(NamedTuple):
 
 
 def plan(command: Command, diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
-    if command is Command.CHECK:
+    if command in (Command.CHECK, Command.VERIFY):
         return Plan(Action.CHECKED, CHECK_EXIT[diagnosis.condition], diagnosis.summary)
     if command is Command.APPLY:
         return _apply(diagnosis, facts)

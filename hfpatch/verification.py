@@ -11,55 +11,58 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hfpatch import engine
 from hfpatch.diagnosis import CHECK_EXIT, Condition
-from hfpatch.entry import Patch
-from hfpatch.environment import Installation, Python
 from hfpatch.errors import ExitCode
-from hfpatch.plan import Action, Options
+from hfpatch.plan import Action
+
+if TYPE_CHECKING:
+    from hfpatch.engine import Outcome
+    from hfpatch.environment import Python
 
 PROBE_TIMEOUT = 600
 
 
-def verify(patch: Patch, python: Python, installation: Installation | None, options: Options) -> engine.Outcome:
-    diagnosed = engine.diagnosed(patch, python, installation, options)
-    if installation is None:
-        return _with(diagnosed, Action.NOTHING_TO_VERIFY, ExitCode.OK, diagnosed.message)
-    if diagnosed.condition in (Condition.NOT_APPLICABLE, Condition.FIXED_UPSTREAM):
+def verify(checked: Outcome) -> Outcome:
+    """What the probe says of the real code, given what `check` found; the engine calls it for `verify`."""
+    patch, facts = checked.patch, checked.facts
+    installation = None if facts is None else facts.installation
+    if facts is None or installation is None:
+        return _with(checked, Action.NOTHING_TO_VERIFY, ExitCode.OK, checked.message)
+    if checked.condition in (Condition.NOT_APPLICABLE, Condition.FIXED_UPSTREAM):
         # The release does not carry the code the patch is for: nothing of hfpatch's to prove, and a probe of a
         # later release can be slow (huggingface_hub 1.x retries a refused connection for most of a minute).
-        return _with(diagnosed, Action.NOT_NEEDED, CHECK_EXIT[diagnosed.condition], diagnosed.message)
-    if CHECK_EXIT[diagnosed.condition] is ExitCode.ERROR:
+        return _with(checked, Action.NOT_NEEDED, CHECK_EXIT[checked.condition], checked.message)
+    if CHECK_EXIT[checked.condition] is ExitCode.ERROR:
         # Edited or unknown code, or hfpatch's own state in doubt: whatever a probe says, that is the news.
-        return diagnosed
+        return checked
     if patch.probe is None:
-        message = f"{patch.id} is checked by its digests only ({diagnosed.message})"
-        return _with(diagnosed, Action.NO_PROBE, CHECK_EXIT[diagnosed.condition], message)
-    result = _run_probe(patch.probe, python)
+        message = f"{patch.id} is checked by its digests only ({checked.message})"
+        return _with(checked, Action.NO_PROBE, CHECK_EXIT[checked.condition], message)
+    result = _run_probe(patch.probe, facts.python)
     where = str(result.get("loader_file") or "")
     file = installation.path_of(patch.file)
     shadow = f" (the interpreter imports {where}, not {file})" if where and Path(where) != file else ""
     if result.get("ok"):
-        return _with(
-            diagnosed, Action.VERIFIED, ExitCode.OK, f"the real code works here{shadow}: {_context(diagnosed)}"
-        )
+        message = f"the real code works here{shadow}: {_context(checked)}"
+        return _with(checked, Action.VERIFIED, ExitCode.OK, message)
     failure = f"{result.get('error_type', 'failure')}: {result.get('error', 'no detail')}"
     if result.get("bug"):
-        advice = f"; {diagnosed.advice}" if diagnosed.advice else ""
+        advice = f"; {checked.advice}" if checked.advice else ""
         message = f"the bug of {patch.upstream} is live here{shadow}: {failure}{advice}"
-        return _with(diagnosed, Action.VERIFY_FAILED, ExitCode.ACTION_NEEDED, message)
-    return _with(diagnosed, Action.VERIFY_FAILED, ExitCode.ERROR, f"the real code failed{shadow}: {failure}")
+        return _with(checked, Action.VERIFY_FAILED, ExitCode.ACTION_NEEDED, message)
+    return _with(checked, Action.VERIFY_FAILED, ExitCode.ERROR, f"the real code failed{shadow}: {failure}")
 
 
-def _with(diagnosed: engine.Outcome, action: Action, code: ExitCode, message: str) -> engine.Outcome:
-    return diagnosed._replace(action=action, exit_code=code, message=message)
+def _with(checked: Outcome, action: Action, code: ExitCode, message: str) -> Outcome:
+    return checked._replace(action=action, exit_code=code, message=message)
 
 
-def _context(diagnosed: engine.Outcome) -> str:
-    if diagnosed.condition is Condition.APPLIED:
+def _context(checked: Outcome) -> str:
+    if checked.condition is Condition.APPLIED:
         return "the patch is applied and in effect"
-    return diagnosed.message
+    return checked.message
 
 
 def _run_probe(probe: Path, python: Python) -> dict[str, object]:

@@ -20,7 +20,7 @@ from toy import BUGGY_GREET, BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, ToySi
 from hfpatch import engine, entry, state
 from hfpatch.diagnosis import Condition, Diagnosis, diagnose
 from hfpatch.entry import Patch
-from hfpatch.environment import Installation, Python, locate, resolve_python
+from hfpatch.environment import Environment, Installation, Python, locate, resolve_python
 from hfpatch.errors import ExitCode
 from hfpatch.facts import Facts, gather
 from hfpatch.plan import Action, Command, Options, Step, plan
@@ -46,6 +46,10 @@ class World:
     def facts(self) -> Facts:
         return gather(self.patch, self.python, self.installation)
 
+    @property
+    def environment(self) -> Environment:
+        return Environment(self.python, {self.patch.package: self.installation})
+
 
 def installation_of(site: ToySite, python: Python, version: str | None = None) -> Installation:
     version = version or site.version
@@ -62,7 +66,7 @@ def fresh(where: Path, *, version: str = "1.0", module: str | None = None) -> Wo
 def applied(where: Path) -> World:
     """toypkg 1.0 patched by the real engine."""
     world = fresh(where)
-    outcome = engine.run(Command.APPLY, world.patch, world.python, world.installation, Options())
+    outcome = engine.run(Command.APPLY, world.patch, world.environment, Options())
     assert (outcome.action, outcome.exit_code) == (Action.PATCHED, OK), outcome.message
     return world
 
@@ -219,7 +223,7 @@ def applied_without_metadata_then_with(where: Path) -> World:
     """Applied while the entry misspelt the distribution (no metadata found), read again with the right one: the
     state says no version, the installation 1.0. That is no reinstall: the file is what hfpatch wrote."""
     world = needs_patch_without_metadata(where)
-    outcome = engine.run(Command.APPLY, world.patch, world.python, world.installation, Options())
+    outcome = engine.run(Command.APPLY, world.patch, world.environment, Options())
     assert (outcome.action, outcome.exit_code) == (Action.PATCHED, OK), outcome.message
     return dataclasses.replace(world, installation=installation_of(world.site, world.python))
 
@@ -246,7 +250,7 @@ def applied_over_unchecked_bytecode(where: Path) -> World:
     """An unchecked-hash .pyc of the original before apply: the engine rebuilds it, in its mode, from the fix."""
     world = fresh(where)
     unchecked_pyc(world, BUGGY_MODULE)
-    outcome = engine.run(Command.APPLY, world.patch, world.python, world.installation, Options())
+    outcome = engine.run(Command.APPLY, world.patch, world.environment, Options())
     assert outcome.action is Action.PATCHED, outcome.message
     return world
 
