@@ -19,7 +19,7 @@ from hfpatch.errors import ExitCode, HfpatchError, UsageError
 from hfpatch.plan import Command, Options
 
 if TYPE_CHECKING:
-    from hfpatch.newentry import Request
+    from hfpatch.new.request import Request
 
 # What hfpatch imports beyond the standard library; a checkout run without them gets a sentence, not a traceback.
 _DEPENDENCIES = {"libcst", "packaging"}
@@ -222,9 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse(list(argv) if argv is not None else sys.argv[1:])
         if args.command == "new":
             # Each command loads what it needs: `new` reads wheels and rewrites, which `check` never pays for.
-            from hfpatch import newentry
+            from hfpatch.new import command
 
-            return newentry.run(new_request(args), sys.stdout)
+            return command.run(new_request(args), sys.stdout)
         return _run(args)
     except HfpatchError as error:
         print(f"hfpatch: error: {error}", file=sys.stderr)
@@ -287,7 +287,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def new_request(args: argparse.Namespace) -> Request:
     """`new`'s options as the command takes them: explicit arguments, no Namespace below the parser."""
-    from hfpatch.newentry import Request
+    from hfpatch.new.request import Request
 
     return Request(
         patch_id=args.patch_id,

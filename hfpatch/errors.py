@@ -47,3 +47,8 @@ class LinkedTarget(HfpatchError):
 
 class LockTimeout(HfpatchError):
     """Another hfpatch run held the environment's lock for too long."""
+
+
+class AuthoringError(HfpatchError):
+    """`hfpatch new` cannot write the entry as asked: a target that is not a function, a release that cannot be read,
+    a fix that would not be safe; nothing is written."""

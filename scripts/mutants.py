@@ -161,7 +161,7 @@ MUTANTS = [
     Mutant(
         "advice-drops-options",
         "suggested commands repeat the user's --python and --patch",
-        "hfpatch/cli.py",
+        "hfpatch/commands.py",
         '        for option, values in (("--python", pythons), ("--patch", patch_ids), ("--catalog", catalogs)):\n',
         "        for option, values in ():\n",
     ),

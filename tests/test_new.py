@@ -2,7 +2,7 @@
 
 The releases come from a --find-links directory (no network), or from pip pointed at a local directory (the path
 through pip and the wheel cache, still offline). The entries are checked against digests taken here with hashlib,
-then applied, checked and reverted in real venvs by hfpatch processes. The pure core (`authoring.author` on texts)
+then applied, checked and reverted in real venvs by hfpatch processes. The pure core (`assemble.author` on texts)
 is tested on a table of small modules.
 """
 
@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 import wheelfactory as factory
 
-from hfpatch import authoring, catalog, classify, cli, definitions, entry
+from hfpatch import catalog, classify, cli, definitions, entry
 from hfpatch.entry import Patch, Verdict
+from hfpatch.new import assemble, judge
 
 TOTAL = ["--target", "madeup:madeup.core:total"]
 CLEAN = ["--target", "madeup:madeup.core:_clean"]
@@ -551,7 +552,20 @@ def test_applied_to_1_1_the_helper_is_inserted_and_the_rest_of_the_file_kept(
 
 # ------------------------------------------------------------------------------------------------- the pure core
 
-META = authoring.Meta("m-1", "t", "u", "https://example.invalid/m/1", "m", "m.core", "m/core.py", "2.0")
+HEADER = Patch(
+    id="m-1",
+    title="t",
+    upstream="u",
+    url="https://example.invalid/m/1",
+    distribution="m",
+    module="m.core",
+    file="m/core.py",
+    fixed_in="2.0",
+    first_defined_in=None,
+    targets=(),
+    known_files=(),
+    directory=Path("m-1"),
+)
 
 FIX_MODULE = """\
 import json
@@ -665,10 +679,10 @@ SIGNATURE = "not-applicable"
     ],
 )
 def test_the_verdict_of_a_release(old: str, targets: list[str], verdict: str, reason: str) -> None:
-    result = authoring.author({"1.0": old.encode(), "2.0": FIX_MODULE.encode()}, META, targets)
+    result = assemble.author({"1.0": old.encode(), "2.0": FIX_MODULE.encode()}, HEADER, targets)
     (row, fixed) = result.rows
-    assert (row.release, fixed.verdict) == ("1.0", "fixed")
-    assert row.verdict == verdict
+    assert (row.release, fixed.verdict.value) == ("1.0", "fixed")
+    assert row.verdict.value == verdict
     assert reason in row.reason
     assert (result.patch is not None) == (verdict == "needs-patch")
     assert bool(result.missing) == (verdict == "not-safe")
@@ -683,7 +697,7 @@ def test_the_verdict_of_a_release(old: str, targets: list[str], verdict: str, re
 
 def test_a_method_calling_a_method_its_class_lacks_is_not_applicable_with_a_hint() -> None:
     old = _old("def f(a, b=1):\n    return a\n", box=OLD_BOX_NO_STEP).encode()
-    result = authoring.author({"0.9": old, "1.0": old, "2.0": FIX_MODULE.encode()}, META, ["Box.grow"])
+    result = assemble.author({"0.9": old, "1.0": old, "2.0": FIX_MODULE.encode()}, HEADER, ["Box.grow"])
     assert result.rows[0].reason == "the fix uses self._step, which Box here never defines"
     assert result.patch is None
     assert result.notes == (
@@ -695,20 +709,20 @@ def test_a_method_calling_a_method_its_class_lacks_is_not_applicable_with_a_hint
 def test_the_missing_names_say_which_releases_lack_them_and_what_they_are() -> None:
     lacking = _old("def f(a, b=1):\n    return a\n", head="import json\nfrom os import path as ospath\n")
     texts = {"1.0": lacking.encode(), "1.1": lacking.encode(), "1.2": _old("def f(a, b=1):\n    return 0\n").encode()}
-    result = authoring.author({**texts, "2.0": FIX_MODULE.encode()}, META, ["f"])
+    result = assemble.author({**texts, "2.0": FIX_MODULE.encode()}, HEADER, ["f"])
     assert result.patch is None
     assert result.missing == (
-        authoring.Missing("LIMIT", ("f",), ("1.0", "1.1"), "variable"),
-        authoring.Missing("helper", ("f",), ("1.0", "1.1"), "function"),
+        assemble.Missing("LIMIT", ("f",), ("1.0", "1.1"), "variable"),
+        assemble.Missing("helper", ("f",), ("1.0", "1.1"), "function"),
     )
-    assert [row.verdict for row in result.rows] == ["not-safe", "not-safe", "needs-patch", "fixed"]
+    assert [row.verdict.value for row in result.rows] == ["not-safe", "not-safe", "needs-patch", "fixed"]
 
 
 def test_a_release_that_cannot_be_read_is_a_skipped_row_and_no_form() -> None:
     old = _old(BODY).encode()
     texts = {"0.9": b"def f(a, b=1)\n    return a\n", "1.0": old, "2.0": FIX_MODULE.encode()}
-    result = authoring.author(texts, META, ["f"], unavailable={"1.5": "no wheel (pip found none)"})
-    rows = {row.release: (row.forms, row.verdict, row.reason) for row in result.rows}
+    result = assemble.author(texts, HEADER, ["f"], unavailable={"1.5": "no wheel (pip found none)"})
+    rows = {row.release: (row.forms, row.verdict.value, row.reason) for row in result.rows}
     assert rows["0.9"] == (
         ("?",),
         "skipped",
@@ -725,8 +739,8 @@ def test_a_name_both_releases_take_from_the_same_star_import_is_present() -> Non
     same = "from os.path import *\n\n\ndef f(a):\n    return a\n"
     without = "def f(a):\n    return a\n"
     for old, verdict in ((same, "needs-patch"), (without, "not-safe")):
-        result = authoring.author({"1.0": old.encode(), "2.0": fix.encode()}, META, ["f"])
-        assert result.rows[0].verdict == verdict
+        result = assemble.author({"1.0": old.encode(), "2.0": fix.encode()}, HEADER, ["f"])
+        assert result.rows[0].verdict.value == verdict
 
 
 def test_one_text_that_takes_the_fix_in_one_release_and_not_in_another_is_refused() -> None:
@@ -737,15 +751,15 @@ def test_one_text_that_takes_the_fix_in_one_release_and_not_in_another_is_refuse
         "class Box:\n    def __init__(self):\n        self.size = 1\n\n    def grow(self):\n        return self.size\n"
     )
     texts = {"1.0": without_size.encode(), "1.1": with_size.encode(), "2.0": fix.encode()}
-    result = authoring.author(texts, META, ["Box.grow"])
-    assert [row.verdict for row in result.rows] == ["not-applicable", "needs-patch", "fixed"]
+    result = assemble.author(texts, HEADER, ["Box.grow"])
+    assert [row.verdict.value for row in result.rows] == ["not-applicable", "needs-patch", "fixed"]
     assert result.patch is None
     assert result.refusal == (
         "Box.grow has the same text in 1.1, which can take the fix, and in 1.0, where the fix uses self.size, which "
         "Box here never defines; one form cannot have both verdicts, so leave one side out with --since or --until; "
         "nothing written."
     )
-    narrowed = authoring.author({"1.1": with_size.encode(), "2.0": fix.encode()}, META, ["Box.grow"])
+    narrowed = assemble.author({"1.1": with_size.encode(), "2.0": fix.encode()}, HEADER, ["Box.grow"])
     assert narrowed.patch is not None and narrowed.refusal == ""
 
 
@@ -769,7 +783,7 @@ WALRUS = "def f(a):\n    if (n := a):\n        return n\n    return f(a - 1)\n"
     ],
 )
 def test_the_names_a_fixed_function_reads_from_its_module(text: str, names: set[str]) -> None:
-    assert authoring.free_names(text) == names
+    assert judge.free_names(text) == names
 
 
 @pytest.mark.parametrize(
@@ -797,9 +811,7 @@ def test_check_loads_neither_new_nor_the_rewrite() -> None:
     assert "hfpatch.cli" in loaded
     heavy = {
         "libcst",
-        "hfpatch.authoring",
-        "hfpatch.newentry",
-        "hfpatch.wheels",
+        "hfpatch.new",
         "hfpatch.rewrite",
         "difflib",
         "zipfile",

@@ -1,8 +1,8 @@
 """`hfpatch new`: pick the releases, read their wheels, print the table, and write the entry.
 
-The decisions are hfpatch.authoring's (pure); this is the shell around them. The entry is written into a scratch
-directory that is renamed into place only once `hfpatch.entry.load` reads it back unchanged and `hfpatch.classify`
-gives every release read the verdict of the table.
+The decisions are those of hfpatch.new.judge and hfpatch.new.assemble (pure); this is the shell around them. The
+entry is written into a scratch directory that is renamed into place only once `hfpatch.entry.load` reads it back
+unchanged and `hfpatch.classify` gives every release read the verdict of the table.
 """
 
 from __future__ import annotations
@@ -17,49 +17,16 @@ from typing import TextIO
 
 from packaging.version import Version
 
-from hfpatch import catalog, entry, files, wheels
-from hfpatch.authoring import (
-    SKIPPED,
-    Authoring,
-    AuthoringError,
-    Meta,
-    Missing,
-    author,
-    defines_any,
-    fixed_definitions,
-    lack_phrase,
-    parse_version,
-    render_table,
-)
+from hfpatch import catalog, entry, files
 from hfpatch.entry import Patch, release_span
-from hfpatch.errors import UsageError
+from hfpatch.errors import AuthoringError, UsageError
+from hfpatch.new import wheels
+from hfpatch.new.assemble import Authoring, Missing, author, lack_phrase
+from hfpatch.new.judge import Judged, defines_any, fixed_definitions
+from hfpatch.new.request import Request, check_id, parse_targets, version_option
+from hfpatch.new.table import render_table
 
-_DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
-_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PULL = re.compile(r"https?://github\.com/([^/]+/[^/]+)/(?:pull|issues)/(\d+)/?")
-
-
-def parse_targets(values: Sequence[str]) -> tuple[str, str, list[str]]:
-    """(distribution, module, qualnames) of the --target options: one module of one distribution."""
-    parsed = []
-    for value in values:
-        parts = value.split(":")
-        if len(parts) != 3 or not all(parts):
-            raise UsageError(f"--target {value!r} is not DIST:MODULE:QUALNAME (e.g. transformers:transformers.x:f).")
-        distribution, module, name = parts
-        if not _DISTRIBUTION.fullmatch(distribution):
-            raise UsageError(f"--target {value!r}: {distribution!r} is not a distribution name.")
-        if not _MODULE.fullmatch(module):
-            raise UsageError(f"--target {value!r}: {module!r} is not a module name (dotted, like a.b.c).")
-        if not entry.QUALNAME.fullmatch(name):
-            raise UsageError(f"--target {value!r}: {name!r} is not a function name or Class.method.")
-        parsed.append((distribution, module, name))
-    if len({(distribution.lower(), module) for distribution, module, _ in parsed}) != 1:
-        raise UsageError("every --target must name the same distribution and module: one patch edits one file.")
-    names = [name for _, _, name in parsed]
-    if len(set(names)) != len(names):
-        raise UsageError("a --target is given twice.")
-    return parsed[0][0], parsed[0][1], names
 
 
 @dataclass
@@ -112,36 +79,14 @@ def _walk_back(reading: _Reading, older: Sequence[Version], targets: Sequence[st
                 return
 
 
-@dataclass(frozen=True)
-class Request:
-    """What `hfpatch new` is asked to do, as given on its command line (see `hfpatch new --help`)."""
-
-    patch_id: str
-    targets: tuple[str, ...]
-    fixed_in: str
-    catalog: str
-    find_links: str | None = None
-    cache: str | None = None
-    upstream: str | None = None
-    title: str | None = None
-    since: str | None = None
-    until: str | None = None
-    all_releases: bool = False
-    releases: tuple[str, ...] = ()
-    pre: bool = False
-    force: bool = False
-
-
 def run(args: Request, out: TextIO) -> int:
     """`hfpatch new`; raises HfpatchError (exit 2, nothing written) where it cannot write the entry."""
-    patch_id: str = args.patch_id
-    if not entry.ID.fullmatch(patch_id):
-        raise UsageError(f"{patch_id!r} cannot be an id: lowercase letters, digits, '.', '_' and '-' only.")
+    patch_id = check_id(args.patch_id)
     distribution, module, targets = parse_targets(args.targets)
-    fixed = parse_version(args.fixed_in, "--fixed-in")
-    since = None if args.since is None else parse_version(args.since, "--since")
-    until = None if args.until is None else parse_version(args.until, "--until")
-    named = [parse_version(release, "--release") for release in args.releases]
+    fixed = version_option(args.fixed_in, "--fixed-in")
+    since = None if args.since is None else version_option(args.since, "--since")
+    until = None if args.until is None else version_option(args.until, "--until")
+    named = [version_option(release, "--release") for release in args.releases]
     if since is not None and since > fixed:
         raise UsageError(f"--since {since} is after --fixed-in {fixed}.")
     catalog_dir = Path(args.catalog)
@@ -175,8 +120,8 @@ def run(args: Request, out: TextIO) -> int:
         raise AuthoringError(f"cannot read {distribution} {fixed} (the --fixed-in release): {fix_fetched.why_not}.")
     reading.file = _locate_file(fix_fetched.path, module)
     reading.read([fixed])
-    meta = _meta(args, patch_id, distribution, module, reading.file, str(fixed), targets)
-    fixed_definitions(reading.texts[str(fixed)] or b"", meta, targets)  # before reading everything else
+    header = _header(args, patch_id, distribution, module, reading.file, str(fixed), targets)
+    fixed_definitions(reading.texts[str(fixed)] or b"", header, targets)  # before reading everything else
 
     if args.all_releases:
         reading.read(newer)
@@ -191,13 +136,13 @@ def run(args: Request, out: TextIO) -> int:
         _walk_back(reading, older[::-1], targets)
     reading.read([version for version in named if version not in reading.texts])
 
-    authoring = author(reading.texts, meta, targets, reading.unavailable)
+    authoring = author(reading.texts, header, targets, reading.unavailable)
     print(f"{distribution} {module} ({reading.file}), {len(authoring.rows)} releases from {source.where}:", file=out)
     print(render_table(authoring), file=out)
     for note in authoring.notes:
         print(f"note: {note}", file=out)
     if authoring.missing:
-        raise AuthoringError(_not_safe(meta, authoring.missing))
+        raise AuthoringError(_not_safe(header, authoring.missing))
     if authoring.refusal:
         raise AuthoringError(authoring.refusal)
     if authoring.patch is None:
@@ -205,7 +150,7 @@ def run(args: Request, out: TextIO) -> int:
             "no release read needs the patch: each has the fix, lacks the targets, or cannot take the fix (see the "
             "table); nothing written."
         )
-    about = _about(meta, authoring, source.where)
+    about = _about(header, authoring, source.where)
     written = write_entry(catalog_dir, authoring.patch._replace(about=about), force=args.force)
     forms = sum(len(target.forms) for target in authoring.patch.targets)
     targets_written = len(authoring.patch.targets)
@@ -230,29 +175,43 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _meta(
+def _header(
     args: Request, patch_id: str, distribution: str, module: str, file: str, fixed: str, targets: list[str]
-) -> Meta:
+) -> Patch:
+    """The entry without targets or known files, for the core to fill in."""
     url = args.upstream or f"https://pypi.org/project/{distribution}/{fixed}/"
     pull = _PULL.fullmatch(url)
     # What messages call the fix ("the bug <upstream> fixed in <fixed_in>"): owner/repo#N, the URL, or the id.
     upstream = f"{pull[1]}#{pull[2]}" if pull else url if args.upstream else patch_id
     title = args.title or f"{', '.join(targets)} in {module}, as fixed in {distribution} {fixed}"
-    return Meta(patch_id, title, upstream, url, distribution, module, file, fixed)
+    return Patch(
+        id=patch_id,
+        title=title,
+        upstream=upstream,
+        url=url,
+        distribution=distribution,
+        module=module,
+        file=file,
+        fixed_in=fixed,
+        first_defined_in=None,
+        targets=(),
+        known_files=(),
+        directory=Path(patch_id),
+    )
 
 
-def _not_safe(meta: Meta, missing: Sequence[Missing]) -> str:
+def _not_safe(header: Patch, missing: Sequence[Missing]) -> str:
     sentences = []
     for item in missing:
         users, span = ", ".join(item.users), release_span(item.releases)
         lacking = f"the fix of {users} uses {item.name}, which {span} {lack_phrase(item.releases)}"
         if item.kind_in_fix == "function":
-            advice = f"add --target {meta.distribution}:{meta.module}:{item.name} to insert it with the patch"
+            advice = f"add --target {header.distribution}:{header.module}:{item.name} to insert it with the patch"
         elif item.kind_in_fix is None:
-            advice = f"the {meta.fixed_in} module does not bind it either (a builtin of a newer Python?)"
+            advice = f"the {header.fixed_in} module does not bind it either (a builtin of a newer Python?)"
         else:
             article = "an" if item.kind_in_fix[0] in "aeiou" else "a"
-            advice = f"it is {article} {item.kind_in_fix} in {meta.fixed_in}, which hfpatch new cannot insert"
+            advice = f"it is {article} {item.kind_in_fix} in {header.fixed_in}, which hfpatch new cannot insert"
         sentences.append(f"{lacking}; {advice}")
     return (
         f"not safe to backport as it stands: {'; '.join(sentences)} (or leave those releases out with --since); "
@@ -260,11 +219,11 @@ def _not_safe(meta: Meta, missing: Sequence[Missing]) -> str:
     )
 
 
-def _about(meta: Meta, authoring: Authoring, where: str) -> tuple[str, ...]:
-    releases = [row.release for row in authoring.rows if row.verdict != SKIPPED]
+def _about(header: Patch, authoring: Authoring, where: str) -> tuple[str, ...]:
+    releases = [row.release for row in authoring.rows if row.verdict is not Judged.SKIPPED]
     return (
-        f"{meta.title}: {meta.upstream}, as data.",
-        f"Written by `hfpatch new` from the wheels of {meta.distribution} {release_span(releases)} ({where}).",
+        f"{header.title}: {header.upstream}, as data.",
+        f"Written by `hfpatch new` from the wheels of {header.distribution} {release_span(releases)} ({where}).",
         'No probe yet: add probe.py and "probe": "probe.py" for `hfpatch verify`.',
     )
 
