@@ -54,7 +54,7 @@ def _header(pyc: Path) -> tuple[str | None, bytes]:
 
 
 def unchecked(cached: list[CachedBytecode], cache_tag: str) -> list[CachedBytecode]:
-    """The target interpreter's unchecked-hash files: the only ones that can run code other than the source's."""
+    """The application interpreter's unchecked-hash files: the only ones that can run code other than the source's."""
     return [item for item in cached if item.cache_tag == cache_tag and item.mode == "UNCHECKED_HASH"]
 
 

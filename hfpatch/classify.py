@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from hfpatch import definitions
 
 
-class Finding(NamedTuple):
+class TargetVerdict(NamedTuple):
     """What one target is in the file: its verdict (None: not a form the catalog knows) and in words."""
 
     target: Target
@@ -25,23 +25,23 @@ class Finding(NamedTuple):
     absent: bool = False
 
 
-class Identification(NamedTuple):
+class Classification(NamedTuple):
     verdict: Verdict | None  # None: unrecognised code; hfpatch will not touch it
     detail: str
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[TargetVerdict, ...] = ()
     # A released file known by its digest: the releases that ship it.
     released_in: tuple[str, ...] = ()
 
 
-def identify(source: bytes, patch: Patch, version: str | None) -> Identification:
+def identify(source: bytes, patch: Patch, version: str | None) -> Classification:
     """Classify the file by its code. Raises UnexpectedCode where it is not Python at all."""
     known = patch.known_file(hashlib.sha256(source).hexdigest())
     if known is not None:
         where = f"the released {release_span(known.releases, empty='unlisted')} file"
         if known.verdict is None:
-            return Identification(Verdict.NOT_APPLICABLE, f"{where} has no {patch.target_names}")
+            return Classification(Verdict.NOT_APPLICABLE, f"{where} has no {patch.target_names}")
         if known.verdict is not Verdict.NOT_APPLICABLE:  # for that one, the form's reason is worth a parse
-            return Identification(known.verdict, where, released_in=known.releases)
+            return Classification(known.verdict, where, released_in=known.releases)
     # ast and tokenize only for a file the catalog does not know by digest: `check` on a known release never parses.
     from hfpatch import definitions
 
@@ -50,16 +50,16 @@ def identify(source: bytes, patch: Patch, version: str | None) -> Identification
     return _combine(tuple(_finding(definition, target, patch, version) for target, definition in found))
 
 
-def _finding(found: definitions.Definition | None, target: Target, patch: Patch, version: str | None) -> Finding:
+def _finding(found: definitions.Definition | None, target: Target, patch: Patch, version: str | None) -> TargetVerdict:
     if found is None:
         return _absent(target, patch, version)
     form = target.form_of(found.sha256)
     if form is not None:
-        return Finding(target, form.verdict, _form_detail(target, form))
+        return TargetVerdict(target, form.verdict, _form_detail(target, form))
     if versions.is_final_at_least(version, patch.fixed_in):
         detail = f"{target.name} is a form hfpatch does not know, in a release that has the fix ({patch.fixed_in}+)"
-        return Finding(target, Verdict.FIXED, detail)
-    return Finding(target, None, what_differs(target, found.canonical))
+        return TargetVerdict(target, Verdict.FIXED, detail)
+    return TargetVerdict(target, None, what_differs(target, found.canonical))
 
 
 def _form_detail(target: Target, form: Form) -> str:
@@ -67,33 +67,33 @@ def _form_detail(target: Target, form: Form) -> str:
     return f"{detail} ({form.reason})" if form.reason and form.verdict is Verdict.NOT_APPLICABLE else detail
 
 
-def _absent(target: Target, patch: Patch, version: str | None) -> Finding:
+def _absent(target: Target, patch: Patch, version: str | None) -> TargetVerdict:
     if target.insert_if_absent:
-        return Finding(target, Verdict.NEEDS_PATCH, f"{target.name} is absent; the patch adds it", absent=True)
+        return TargetVerdict(target, Verdict.NEEDS_PATCH, f"{target.name} is absent; the patch adds it", absent=True)
     if patch.first_defined_in is not None and versions.is_older(version, patch.first_defined_in):
         detail = f"{target.name} is absent, as in every release before {patch.first_defined_in}"
-        return Finding(target, Verdict.NOT_APPLICABLE, detail, absent=True)
+        return TargetVerdict(target, Verdict.NOT_APPLICABLE, detail, absent=True)
     if versions.is_final_at_least(version, patch.fixed_in):
         detail = f"{target.name} is gone from this release, which has the fix ({patch.fixed_in}+)"
-        return Finding(target, Verdict.FIXED, detail, absent=True)
+        return TargetVerdict(target, Verdict.FIXED, detail, absent=True)
     detail = f"{patch.file} has no {target.name}, yet {patch.distribution} {version or '(unknown version)'} should"
-    return Finding(target, None, detail, absent=True)
+    return TargetVerdict(target, None, detail, absent=True)
 
 
-def _combine(findings: tuple[Finding, ...]) -> Identification:
+def _combine(findings: tuple[TargetVerdict, ...]) -> Classification:
     """Unknown code anywhere wins; then a target the fix cannot apply to; then one that needs it."""
     for verdict in (None, Verdict.NOT_APPLICABLE):
         for finding in findings:
             if finding.verdict is verdict:
-                return Identification(verdict, finding.detail, findings)
+                return Classification(verdict, finding.detail, findings)
     present = [finding for finding in findings if not finding.absent]
     if any(finding.verdict is Verdict.NEEDS_PATCH for finding in present):
         needing = [finding.detail for finding in findings if finding.verdict is Verdict.NEEDS_PATCH]
-        return Identification(Verdict.NEEDS_PATCH, "; ".join(needing), findings)
+        return Classification(Verdict.NEEDS_PATCH, "; ".join(needing), findings)
     if all(finding.verdict is Verdict.FIXED for finding in findings):
-        return Identification(Verdict.FIXED, "; ".join(finding.detail for finding in findings), findings)
+        return Classification(Verdict.FIXED, "; ".join(finding.detail for finding in findings), findings)
     # Only helpers to add, and nothing that needs them: not a form of any release the catalog knows.
-    return Identification(None, "; ".join(finding.detail for finding in findings), findings)
+    return Classification(None, "; ".join(finding.detail for finding in findings), findings)
 
 
 def what_differs(target: Target, text: str) -> str:

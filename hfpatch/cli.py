@@ -48,7 +48,7 @@ _SUMMARIES = {
     "apply": "patch the installed code where it needs it (run it in the image build)",
     "check": "say whether every patch is as it must be; exit 0, 1 (action needed) or 2 (error)",
     "revert": "put the original bytes back (run it before upgrading the package)",
-    "verify": "run each patch's probe with the real code in the target interpreter",
+    "verify": "run each patch's probe with the real code in the application's interpreter",
     "list": "show the catalog and each patch's condition; exit 0 unless the input is bad",
 }
 COMMANDS = (*_SUMMARIES, "new")

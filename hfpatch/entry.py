@@ -4,7 +4,7 @@ An entry is a directory:
 
     <catalog>/<id>/patch.json          what the patch targets, where it comes from, the known forms by digest
     <catalog>/<id>/fixed/<name>.py     the exact fixed text of each definition it replaces
-    <catalog>/<id>/probe.py            optional: what `hfpatch verify` runs in the target interpreter
+    <catalog>/<id>/probe.py            optional: what `hfpatch verify` runs in the application's interpreter
     <catalog>/<id>/transform.py        optional: a libcst transform where replacing whole definitions cannot do
 
 The entries are JSON, not TOML: `check` reads every entry of every catalog it is given, and the standard library

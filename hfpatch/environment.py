@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hfpatch import introspect, wheelrecord
-from hfpatch.errors import HfpatchError, TargetError
+from hfpatch.errors import HfpatchError, InterpreterError
 
 if TYPE_CHECKING:
     import subprocess
@@ -108,7 +108,7 @@ def run_in(python: Python, request: dict[str, Any]) -> str:
     code = Path(introspect.__file__).read_text(encoding="utf-8")
     completed = _run([python.executable, "-c", code, json.dumps(request)], python.executable)
     if completed.returncode != 0:
-        raise TargetError(f"{python.executable} failed to inspect its environment: {_last_line(completed.stderr)}")
+        raise InterpreterError(f"{python.executable} failed to inspect its environment: {_last_line(completed.stderr)}")
     return completed.stdout
 
 
@@ -118,9 +118,9 @@ def _run(command: list[str], executable: str) -> subprocess.CompletedProcess[str
     try:
         return subprocess.run(command, capture_output=True, text=True, timeout=ANSWER_TIMEOUT, check=False)
     except OSError as error:
-        raise TargetError(f"cannot run {executable}: {error.strerror or error}.") from None
+        raise InterpreterError(f"cannot run {executable}: {error.strerror or error}.") from None
     except subprocess.TimeoutExpired:
-        raise TargetError(f"{executable} did not answer within {ANSWER_TIMEOUT} seconds.") from None
+        raise InterpreterError(f"{executable} did not answer within {ANSWER_TIMEOUT} seconds.") from None
 
 
 def _last_line(text: str) -> str:
@@ -136,8 +136,8 @@ def resolve_python(given: str | None) -> Python:
     try:
         described = json.loads(run_in(Python(executable, "", "", "", False), {"action": "describe", "package": "_"}))
         return _python(described, executable, in_process=False)
-    except (TargetError, json.JSONDecodeError, KeyError, TypeError, ValueError):
-        raise TargetError(_why_not_python(executable)) from None
+    except (InterpreterError, json.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise InterpreterError(_why_not_python(executable)) from None
 
 
 def _executable(given: str) -> str:
@@ -145,14 +145,14 @@ def _executable(given: str) -> str:
 
     executable = given if os.sep in given else shutil.which(given)
     if executable is None or not Path(executable).exists():
-        raise TargetError(f"no Python interpreter at {given!r}; give --python the path of one.")
+        raise InterpreterError(f"no Python interpreter at {given!r}; give --python the path of one.")
     path = Path(executable)
     if path.is_dir():
         inside = next((path / "bin" / name for name in ("python", "python3") if (path / "bin" / name).exists()), None)
         hint = f"; did you mean --python {inside}?" if inside else "; give --python the interpreter's path."
-        raise TargetError(f"{executable} is a directory, not a Python interpreter{hint}")
+        raise InterpreterError(f"{executable} is a directory, not a Python interpreter{hint}")
     if not os.access(executable, os.X_OK):
-        raise TargetError(f"{executable} is not executable; give --python the path of a Python interpreter.")
+        raise InterpreterError(f"{executable} is not executable; give --python the path of a Python interpreter.")
     # Everything later runs the path the user gave, not the sys.executable it reports: a wrapper script that sets
     # up the environment (PYTHONPATH, a venv activation) must stay in the loop.
     return str(path.absolute())
@@ -163,7 +163,7 @@ def _why_not_python(executable: str) -> str:
     code = "import sys; sys.stdout.write('hfpatch-python %d.%d' % sys.version_info[:2])"
     try:
         answer = _run([executable, "-c", code], executable)
-    except TargetError as error:
+    except InterpreterError as error:
         return str(error)
     match = re.fullmatch(r"hfpatch-python (\d+)\.(\d+)", answer.stdout.strip())
     if match is None:
@@ -194,7 +194,7 @@ def locate(python: Python, package: str, distribution: str, relative_file: str) 
     if not described["found"]:
         return None
     if described["package_dir"] is None:
-        raise TargetError(f"{package} in {python.executable} is not a regular package; hfpatch cannot patch it.")
+        raise InterpreterError(f"{package} in {python.executable} is not a regular package; hfpatch cannot patch it.")
     package_dir = Path(described["package_dir"])
     root = package_dir.parent
     dist_info = _find_dist_info(root, distribution, relative_file)
@@ -216,7 +216,7 @@ def _find_dist_info(root: Path, distribution: str, relative_file: str) -> Path |
             and _normalise(entry.name[: -len(".dist-info")].split("-")[0]) == wanted
         ]
     except OSError as error:
-        raise TargetError(f"cannot list {root}: {error.strerror}.") from None
+        raise InterpreterError(f"cannot list {root}: {error.strerror}.") from None
     if len(candidates) <= 1:
         return candidates[0] if candidates else None
     # Leftovers of an interrupted install: the one whose RECORD lists the file is the one that owns it.
@@ -224,7 +224,7 @@ def _find_dist_info(root: Path, distribution: str, relative_file: str) -> Path |
     if len(owners) == 1:
         return owners[0]
     names = ", ".join(sorted(entry.name for entry in candidates))
-    raise TargetError(f"{root} holds several {distribution} installations ({names}); reinstall {distribution}.")
+    raise InterpreterError(f"{root} holds several {distribution} installations ({names}); reinstall {distribution}.")
 
 
 def _read_version(dist_info: Path) -> str | None:

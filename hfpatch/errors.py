@@ -25,8 +25,8 @@ class CatalogError(HfpatchError):
     """A catalog or one of its entries cannot be read, or two entries share an id."""
 
 
-class TargetError(HfpatchError):
-    """The target interpreter, or the package it imports, could not be inspected."""
+class InterpreterError(HfpatchError):
+    """The interpreter hfpatch acts on (--python), or the package it imports, could not be inspected."""
 
 
 class UnexpectedCode(HfpatchError):
@@ -39,10 +39,6 @@ class NotWritable(HfpatchError):
 
 class StateError(HfpatchError):
     """hfpatch's state or backup is missing, corrupt, or from a newer hfpatch."""
-
-
-class LinkedTarget(HfpatchError):
-    """The file, or a directory between it and site-packages, is a symbolic link; hfpatch does not write through."""
 
 
 class LockTimeout(HfpatchError):

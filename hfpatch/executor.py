@@ -15,7 +15,7 @@ from pathlib import Path
 import hfpatch
 from hfpatch import bytecode, files, state, wheelrecord
 from hfpatch.environment import Installation, Python, run_in
-from hfpatch.errors import HfpatchError, StateError, TargetError
+from hfpatch.errors import HfpatchError, InterpreterError, StateError
 from hfpatch.facts import Facts
 from hfpatch.plan import Plan, Step
 from hfpatch.state import Phase
@@ -184,7 +184,7 @@ def _record_line_before(facts: Facts, original: bytes, new: bytes) -> str | None
 
 
 def refresh_bytecode(python: Python, file: Path) -> list[str]:
-    """Remove every cached .pyc of the file, then rebuild those of the target interpreter in their own mode."""
+    """Remove every cached .pyc of the file, then rebuild those of the application's interpreter in their own mode."""
     cached = bytecode.cached_files(file)
     requests = bytecode.rebuild_requests(cached, python.cache_tag)
     bytecode.remove_all(cached)
@@ -192,7 +192,7 @@ def refresh_bytecode(python: Python, file: Path) -> list[str]:
         return []
     try:
         run_in(python, {"action": "compile", "source": str(file), "requests": requests})
-    except (TargetError, OSError) as error:
+    except (InterpreterError, OSError) as error:
         return [f"removed the old bytecode but could not rebuild it ({error}); Python rebuilds it on import"]
     bytecode.own_rebuilt(requests)
     return []

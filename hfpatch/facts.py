@@ -32,7 +32,7 @@ class Facts(NamedTuple):
     record_line: str | None = None
     backup: bytes | None = None
     backup_error: str | None = None
-    # The target interpreter's unchecked-hash .pyc files whose source hash is not the file's: they run other code.
+    # The application interpreter's unchecked-hash .pyc files whose source hash is not the file's: they run other code.
     stale_bytecode: tuple[str, ...] = ()
 
     @property
@@ -97,8 +97,8 @@ def _backup(root: Path, saved: state.State | None) -> tuple[bytes | None, str | 
 
 
 def _stale_bytecode(python: Python, file: Path, source: bytes) -> tuple[str, ...]:
-    """Only the target interpreter's own cache tag matters (no other interpreter loads that file), and the source
-    hash is the target interpreter's: computed here when it is this interpreter, else asked of it."""
+    """Only the application interpreter's own cache tag matters (no other interpreter loads that file), and the source
+    hash is the application interpreter's: computed here when it is this interpreter, else asked of it."""
     candidates = bytecode.unchecked(bytecode.cached_files(file), python.cache_tag)
     if not candidates:
         return ()

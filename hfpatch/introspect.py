@@ -1,4 +1,4 @@
-"""What the target interpreter would import. Runs inside that interpreter (3.10 or newer), standard library only.
+"""What the application's interpreter would import. Runs inside that interpreter (3.10 or newer), standard library only.
 
 hfpatch calls `describe` directly when the target is its own interpreter; for `--python` it runs this file's
 source with `python -c` in the target and reads the JSON it prints. Nothing of the described package is imported.

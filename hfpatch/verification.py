@@ -1,6 +1,6 @@
-"""`hfpatch verify`: run each patch's probe with the real code in the target interpreter.
+"""`hfpatch verify`: run each patch's probe with the real code in the application's interpreter.
 
-A probe is a script of the catalog entry, run with `python -c` in the target interpreter. Its last line on stdout
+A probe is a script of the catalog entry, run with `python -c` in the application's interpreter. Its last line on stdout
 is one JSON object: `ok` (the behaviour is right), `bug` (the failure is the bug the patch fixes), `error_type`,
 `error`, and `loader_file` (the file of the patched module that the interpreter imports).
 """

@@ -39,7 +39,7 @@ def _in(python: str, script: str, *args: str, env: dict[str, str] | None = None)
     return done.stdout.strip()
 
 
-# The target interpreter's own bytecode of a file: its magic, its flags (1: unchecked hash) and whether its source
+# The application interpreter's own bytecode of a file: its magic, its flags (1: unchecked hash) and whether its source
 # hash is that of the file as it is now.
 BYTECODE_OF = (
     "import importlib.util, sys, pathlib; src = pathlib.Path(sys.argv[1]); "
@@ -63,7 +63,7 @@ def test_another_python_minor_version_is_patched_from_outside(buggy_site: Site, 
         pytest.skip(f"no Python 3.{minor} here (neither on PATH nor in pyenv's versions)")
     env = buggy_site.env()
     target = str(buggy_site.file)
-    # bytecode as the target interpreter writes it, in a mode that is never checked against the source
+    # bytecode as the application's interpreter writes it, in a mode that is never checked against the source
     _in(python, COMPILE_UNCHECKED, target, env=env)
     original = buggy_site.file.read_bytes()
 

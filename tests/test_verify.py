@@ -1,4 +1,4 @@
-"""`hfpatch verify` runs the real loader in the target interpreter, tells the bug apart, and leaves nothing behind."""
+"""`hfpatch verify` runs the real loader in the application's interpreter, tells the bug apart, leaves nothing."""
 
 from __future__ import annotations
 

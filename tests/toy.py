@@ -5,7 +5,7 @@
     <site>/toypkg-<version>.dist-info/    METADATA and a RECORD with every file's hash (LF or CRLF line endings)
     <catalog>/toypkg-1/patch.json         the entry, its digests taken here with hashlib of the texts below
     <catalog>/toypkg-1/fixed/greet.py     the fixed text
-    <catalog>/toypkg-1/probe.py           calls greet(None) in the target interpreter
+    <catalog>/toypkg-1/probe.py           calls greet(None) in the application's interpreter
 
 A site is imported first through PYTHONPATH; hfpatch finds it as it finds a real install. The entry is found
 through HFPATCH_CATALOG, and every run names `--patch toypkg-1`, so the built-in catalog never acts on the test

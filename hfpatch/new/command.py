@@ -164,8 +164,9 @@ def run(args: Request, out: TextIO) -> int:
         )
     print(
         f'no probe: `hfpatch verify` reports "no probe" for {patch_id}. To add one, write {written}/probe.py, a '
-        "script run in the target interpreter whose last stdout line is JSON with ok, bug, error_type, error and "
-        f'loader_file (see the built-in transformers-46618/probe.py), and add "probe": "probe.py" to {entry.ENTRY}.',
+        "script run in the application's interpreter whose last stdout line is JSON with ok, bug, error_type, "
+        "error and loader_file (see the built-in transformers-46618/probe.py), and add "
+        f'"probe": "probe.py" to {entry.ENTRY}.',
         file=out,
     )
     return 0
