@@ -1,4 +1,5 @@
-"""What each release carries, read off the real wheels (scripts/fingerprint.py); the matrix checks every row."""
+"""What each release carries, read off the real wheels (`hfpatch new` wrote the entries from them); the release
+matrix (`nox -t matrix`) installs each one and checks its row."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ HUB_FILE_FIRSTS = ["4.52.1", "4.53.0", "4.54.0", "4.55.0", "4.56.0"]
 HUB_FIXED_IN = "4.56.1"
 
 # What the nox sessions install, by patch (noxfile.py reads these): every release of MATRIX gets the per-release
-# proof (`nox -t releases`); REPRESENTATIVES get every transformers test in the default run: the newest affected
+# proof (`nox -t matrix`); REPRESENTATIVES get every transformers test in the default run: the newest affected
 # release of each patch and the newest release. The newest affected release of transformers-46618 runs once more
 # with transformers installed by pip (CRLF in RECORD, timestamp bytecode).
 PATCH_ID = "transformers-46618"

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, Completed, ToySite, make_site, tree, write_catalog
+from support import Completed, Site, tree
+from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, make_site, write_catalog
 
 import hfpatch
 from hfpatch import cli
@@ -25,50 +26,50 @@ BUGGY, FIXED = BUGGY_MODULE.encode(), FIXED_MODULE.encode()
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> ToySite:
+def site(tmp_path: Path) -> Site:
     return make_site(tmp_path)
 
 
 # ------------------------------------------------------------------- what cannot be acted on: one line on stderr
 
 
-def _catalog_is_a_file(site: ToySite, tmp: Path) -> tuple[list[str], str]:
+def _catalog_is_a_file(site: Site, tmp: Path) -> tuple[list[str], str]:
     (tmp / "a-file").write_text("not a catalog\n")
     return ["check", "--catalog", str(tmp / "a-file")], f"the catalog {tmp / 'a-file'} is not a directory"
 
 
-def _catalog_missing(site: ToySite, tmp: Path) -> tuple[list[str], str]:
+def _catalog_missing(site: Site, tmp: Path) -> tuple[list[str], str]:
     return ["check", "--catalog", str(tmp / "missing")], f"the catalog {tmp / 'missing'} does not exist"
 
 
-def _catalog_empty(site: ToySite, tmp: Path) -> tuple[list[str], str]:
+def _catalog_empty(site: Site, tmp: Path) -> tuple[list[str], str]:
     (tmp / "empty").mkdir()
     return ["check", "--catalog", str(tmp / "empty")], f"the catalog {tmp / 'empty'} holds no patch"
 
 
-def _entry_not_json(site: ToySite, tmp: Path) -> tuple[list[str], str]:
-    entry = site.catalog / PATCH_ID / "patch.json"
+def _entry_not_json(site: Site, tmp: Path) -> tuple[list[str], str]:
+    entry = site.team_catalog / PATCH_ID / "patch.json"
     entry.write_text(entry.read_text().rstrip().rstrip("}") + ',\n  "fixed_in": [\n')
     return ["check"], f"{entry} is not valid JSON"
 
 
-def _entry_names_no_version(site: ToySite, tmp: Path) -> tuple[list[str], str]:
+def _entry_names_no_version(site: Site, tmp: Path) -> tuple[list[str], str]:
     """A catalog defect, said as one: not `unrecognised` code to reinstall, as a comparison at check time said it."""
-    path = site.catalog / PATCH_ID / "patch.json"
+    path = site.team_catalog / PATCH_ID / "patch.json"
     path.write_text(path.read_text().replace('"fixed_in": "2.0"', '"fixed_in": "next"'))
     return ["check"], f"{path} is not a valid patch entry: fixed_in 'next' is not a version (PEP 440)"
 
 
-def _duplicate_id(site: ToySite, tmp: Path) -> tuple[list[str], str]:
+def _duplicate_id(site: Site, tmp: Path) -> tuple[list[str], str]:
     write_catalog(tmp / "another")
     return ["check", "--catalog", str(tmp / "another")], f"two patches are named {PATCH_ID}"
 
 
-def _python_missing(site: ToySite, tmp: Path) -> tuple[list[str], str]:
+def _python_missing(site: Site, tmp: Path) -> tuple[list[str], str]:
     return ["check", "--python", str(tmp / "bin" / "python")], f"no Python interpreter at '{tmp / 'bin' / 'python'}'"
 
 
-def _python_a_venv_directory(site: ToySite, tmp: Path) -> tuple[list[str], str]:
+def _python_a_venv_directory(site: Site, tmp: Path) -> tuple[list[str], str]:
     venv = tmp / "venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(sys.executable)
@@ -76,14 +77,14 @@ def _python_a_venv_directory(site: ToySite, tmp: Path) -> tuple[list[str], str]:
     return ["check", "--python", str(venv)], f"did you mean --python {venv / 'bin' / 'python'}?"
 
 
-def _python_not_executable(site: ToySite, tmp: Path) -> tuple[list[str], str]:
+def _python_not_executable(site: Site, tmp: Path) -> tuple[list[str], str]:
     script = tmp / "python"
     script.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
     script.chmod(0o644)
     return ["check", "--python", str(script)], f"{script} is not executable"
 
 
-def _python_2(site: ToySite, tmp: Path) -> tuple[list[str], str]:
+def _python_2(site: Site, tmp: Path) -> tuple[list[str], str]:
     """Answers the version question as a Python 2.7 does, and fails at anything else (hfpatch's 3.10 code)."""
     script = tmp / "python2.7"
     script.write_text(
@@ -95,7 +96,7 @@ def _python_2(site: ToySite, tmp: Path) -> tuple[list[str], str]:
     return ["check", "--python", str(script)], f"{script} is Python 2.7; hfpatch acts on Python 3.10 or newer"
 
 
-def _fixed(args: list[str], says: str) -> Callable[[ToySite, Path], tuple[list[str], str]]:
+def _fixed(args: list[str], says: str) -> Callable[[Site, Path], tuple[list[str], str]]:
     return lambda site, tmp: (args, says)
 
 
@@ -142,7 +143,7 @@ ENVIRONMENT_ERRORS = [
 
 @pytest.mark.parametrize("make", ENVIRONMENT_ERRORS)
 def test_what_cannot_be_acted_on_is_one_error_line_and_exit_2_touching_nothing(
-    site: ToySite, tmp_path: Path, make: Callable[[ToySite, Path], tuple[list[str], str]]
+    site: Site, tmp_path: Path, make: Callable[[Site, Path], tuple[list[str], str]]
 ) -> None:
     inputs = tmp_path / "input"
     inputs.mkdir()
@@ -213,11 +214,11 @@ Run = Callable[..., Completed]
 
 
 @pytest.fixture
-def run(site: ToySite, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+def run(site: Site, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
     """cli.main in this process, acting on this interpreter with the site first on its path, as PYTHONPATH puts it
     for a process: hfpatch finds packages with find_spec, which never imports them."""
     monkeypatch.syspath_prepend(str(site.root))
-    monkeypatch.setenv("HFPATCH_CATALOG", str(site.catalog))
+    monkeypatch.setenv("HFPATCH_CATALOG", str(site.team_catalog))
     monkeypatch.delenv("HFPATCH_FAULT", raising=False)
     return lambda *args: in_process(capsys, *args)
 
@@ -250,7 +251,7 @@ TARGET_DAMAGE = [
 
 @pytest.mark.parametrize(("damage", "condition", "says"), TARGET_DAMAGE)
 def test_a_target_file_that_is_not_the_code_is_refused_and_kept(
-    site: ToySite, run: Run, damage: Callable[[Path], object], condition: str, says: str
+    site: Site, run: Run, damage: Callable[[Path], object], condition: str, says: str
 ) -> None:
     damage(site.file)
     before = tree(site.root)
@@ -308,7 +309,7 @@ STATE_DAMAGE = [
 
 @pytest.mark.parametrize(("damage", "says"), STATE_DAMAGE)
 def test_a_damaged_state_is_refused_by_every_command_and_kept(
-    site: ToySite, run: Run, damage: Callable[[bytes], bytes], says: str
+    site: Site, run: Run, damage: Callable[[bytes], bytes], says: str
 ) -> None:
     assert run("apply").code == 0
     site.state.write_bytes(damage(site.state.read_bytes()))
@@ -321,7 +322,7 @@ def test_a_damaged_state_is_refused_by_every_command_and_kept(
 
 @pytest.mark.parametrize("damage", ["missing", "altered"])
 def test_a_lost_backup_is_a_note_to_check_and_revert_refuses_touching_nothing(
-    site: ToySite, run: Run, damage: str
+    site: Site, run: Run, damage: str
 ) -> None:
     assert run("apply").code == 0
     if damage == "missing":
@@ -342,7 +343,7 @@ def test_a_lost_backup_is_a_note_to_check_and_revert_refuses_touching_nothing(
     assert site.file.read_bytes() == FIXED
 
 
-def test_the_in_process_runs_act_on_the_site(site: ToySite, run: Run) -> None:
+def test_the_in_process_runs_act_on_the_site(site: Site, run: Run) -> None:
     """The refusals above mean something only if these runs see the site at all."""
     done = run("check")
     assert (done.code, result(done)[0]) == (1, "needs-patch")

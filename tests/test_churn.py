@@ -11,22 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import (
-    PATCH_ID,
-    TARGET,
-    Completed,
-    Release,
-    Venv,
-    condition_of,
-    make_site,
-    make_venv,
-    record_entry,
-    record_line,
-    record_with_line,
-    run_hfpatch,
-    sha256_of,
-)
+from conftest import PATCH_ID, TARGET, Release, copy_of_release, transformers_venv
 from releases import UPSTREAM_FIXED_FILE_SHA256
+from support import Completed, Venv, hfpatch, line_in_record, record_line, record_with_line, sha256_of
 
 pytestmark = pytest.mark.transformers
 
@@ -47,7 +34,7 @@ class Installed:
             for path in venv.site_packages.glob("transformers-*.dist-info/*")
             if path.is_file()
         }
-        return cls(venv.file.read_bytes() if venv.file.exists() else None, dist_info)
+        return cls(_target(venv).read_bytes() if _target(venv).exists() else None, dist_info)
 
 
 @dataclass(frozen=True)
@@ -76,28 +63,37 @@ def _pip(venv: Venv, operation: str, release: Release) -> None:
 
 
 def _hfpatch(command: str, venv: Venv) -> tuple[int, str, str]:
-    done = run_hfpatch(command, python=venv.python)
+    done = hfpatch(command, python=venv.python, patch=PATCH_ID)
     assert "Traceback" not in done.err, done.err
-    return done.code, condition_of(done), done.out + done.err
+    return done.code, done.label(PATCH_ID), done.out + done.err
+
+
+def _target(venv: Venv) -> Path:
+    return venv.site_packages / TARGET
+
+
+def _dist_info(venv: Venv) -> Path:
+    (found,) = venv.site_packages.glob("transformers-*.dist-info")
+    return found
 
 
 def _record(venv: Venv) -> bytes:
-    return (venv.dist_info() / "RECORD").read_bytes()
+    return (_dist_info(venv) / "RECORD").read_bytes()
 
 
 @pytest.fixture
 def venv(buggy_release: Release, tmp_path: Path) -> Venv:
     """A venv whose transformers, the release under test, pip installed (RECORD with CRLF)."""
-    return make_venv(tmp_path / "venv", buggy_release.version)
+    return transformers_venv(tmp_path / "venv", buggy_release.version)
 
 
 def test_hfpatch_keeps_the_crlf_line_endings_of_a_record_pip_wrote(venv: Venv) -> None:
     record = _record(venv)
     assert record.endswith(b"\r\n") and record.count(b"\n") == record.count(b"\r\n"), "pip wrote LF: no test"
-    before_line = record_line(record, TARGET)
+    before_line = line_in_record(record, TARGET)
 
     assert _hfpatch("apply", venv)[:2] == (0, "patched")
-    assert _record(venv) == record_with_line(record, before_line, record_entry(TARGET, venv.file.read_bytes()))
+    assert _record(venv) == record_with_line(record, before_line, record_line(TARGET, _target(venv).read_bytes()))
     assert _hfpatch("check", venv)[:2] == (0, "applied"), "the RECORD line was not found again"
 
     assert _hfpatch("revert", venv)[:2] == (0, "reverted")
@@ -153,10 +149,10 @@ def _heal(venv: Venv, operation: str, installed: Installed) -> None:
         assert "none of the distributions" in said
     elif operation == "force-reinstall":
         assert code == 0, said
-        assert sha256_of(venv.file) == UPSTREAM_FIXED_FILE_SHA256
-        record = installed.dist_info[f"{venv.dist_info().name}/RECORD"]
-        patched_line = record_entry(TARGET, venv.file.read_bytes())
-        assert _record(venv) == record_with_line(record, record_line(record, TARGET), patched_line)
+        assert sha256_of(_target(venv)) == UPSTREAM_FIXED_FILE_SHA256
+        record = installed.dist_info[f"{_dist_info(venv).name}/RECORD"]
+        patched_line = record_line(TARGET, _target(venv).read_bytes())
+        assert _record(venv) == record_with_line(record, line_in_record(record, TARGET), patched_line)
         assert _hfpatch("check", venv)[:2] == (0, "applied")
         assert _hfpatch("revert", venv)[:2] == (0, "reverted")
     else:
@@ -168,24 +164,24 @@ def _heal(venv: Venv, operation: str, installed: Installed) -> None:
 
 
 def test_a_copy_earlier_on_the_path_is_the_one_patched_and_named(buggy_release: Release, tmp_path: Path) -> None:
-    venv = make_venv(tmp_path / "venv", UPGRADE)
-    site = make_site(buggy_release, tmp_path / "site")
+    venv = transformers_venv(tmp_path / "venv", UPGRADE)
+    site = copy_of_release(buggy_release, tmp_path / "site")
     shadowed = Installed.read(venv)
     original = site.file.read_bytes()
 
-    check = run_hfpatch("check", python=venv.python, env=site.env())
-    assert (check.code, condition_of(check)) == (1, "needs-patch")
+    check = hfpatch("check", python=venv.python, env=site.env(), patch=PATCH_ID)
+    assert (check.code, check.label(PATCH_ID)) == (1, "needs-patch")
     assert f"transformers {buggy_release.version} at {site.root / 'transformers'}" in check.out
-    done = run_hfpatch("apply", python=venv.python, env=site.env())
-    assert (done.code, condition_of(done)) == (0, "patched"), done.out + done.err
+    done = hfpatch("apply", python=venv.python, env=site.env(), patch=PATCH_ID)
+    assert (done.code, done.label(PATCH_ID)) == (0, "patched"), done.out + done.err
     assert f"{site.file} now has the fix" in done.out
     assert sha256_of(site.file) == UPSTREAM_FIXED_FILE_SHA256
     assert site.backup.read_bytes() == original
     assert Installed.read(venv) == shadowed
     assert not (venv.site_packages / ".hfpatch").exists()
 
-    without: Completed = run_hfpatch("check", python=venv.python)
-    assert (without.code, condition_of(without)) == (0, "fixed-upstream")
+    without: Completed = hfpatch("check", python=venv.python, patch=PATCH_ID)
+    assert (without.code, without.label(PATCH_ID)) == (0, "fixed-upstream")
     assert f"transformers {UPGRADE} at {venv.site_packages / 'transformers'}" in without.out
-    assert run_hfpatch("revert", python=venv.python, env=site.env()).code == 0
+    assert hfpatch("revert", python=venv.python, env=site.env(), patch=PATCH_ID).code == 0
     assert site.file.read_bytes() == original

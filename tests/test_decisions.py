@@ -10,12 +10,14 @@ from __future__ import annotations
 import dataclasses
 import py_compile
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from toy import BUGGY_GREET, BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, ToySite, make_site
+from support import Site
+from toy import BUGGY_GREET, BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, make_site
 
 from hfpatch import engine, entry, state
 from hfpatch.diagnosis import Condition, Diagnosis, diagnose
@@ -38,7 +40,7 @@ def suggest(command: str) -> str:
 class World:
     """What the diagnosis is asked about: a patch, an interpreter, and the copy of toypkg it imports (if any)."""
 
-    site: ToySite
+    site: Site
     patch: Patch
     python: Python
     installation: Installation | None
@@ -51,7 +53,7 @@ class World:
         return Environment(self.python, {self.patch.package: self.installation})
 
 
-def installation_of(site: ToySite, python: Python, version: str | None = None) -> Installation:
+def installation_of(site: Site, python: Python, version: str | None = None) -> Installation:
     version = version or site.version
     dist_info = site.root / f"toypkg-{version}.dist-info"
     return Installation(python, "toypkg", site.root / "toypkg", site.root, version, dist_info)
@@ -60,7 +62,7 @@ def installation_of(site: ToySite, python: Python, version: str | None = None) -
 def fresh(where: Path, *, version: str = "1.0", module: str | None = None) -> World:
     site = make_site(where, version=version, module=module)
     python = resolve_python(None)
-    return World(site, entry.load(site.catalog / PATCH_ID), python, installation_of(site, python))
+    return World(site, entry.load(site.team_catalog / PATCH_ID), python, installation_of(site, python))
 
 
 def applied(where: Path) -> World:
@@ -394,14 +396,14 @@ RECORD_LAGS = expect(
 SCENARIOS = [
     pytest.param(
         not_installed,
-        expect(Condition.NOT_INSTALLED, "/bin/python imports no toypkg", None, NOTHING, NOTHING),
+        expect(Condition.NOT_INSTALLED, f"{sys.executable} imports no toypkg", None, NOTHING, NOTHING),
         id="not-installed",
     ),
     pytest.param(
         not_installed_with_orphans,
         expect(
             Condition.NOT_INSTALLED,
-            "/bin/python imports no toypkg",
+            f"{sys.executable} imports no toypkg",
             None,
             NOTHING,
             (Action.CLEARED, OK, (Step.CLEAR_ORPHANS,)),

@@ -18,6 +18,7 @@ from types import CodeType
 from typing import Any
 
 import pytest
+from support import Completed, Site, record_hash, tree
 from toy import (
     BUGGY_GREET,
     BUGGY_MODULE,
@@ -25,12 +26,8 @@ from toy import (
     FIXED_MODULE,
     MODULE,
     PATCH_ID,
-    Completed,
-    ToySite,
     entry_data,
     make_site,
-    record_hash,
-    tree,
     write_catalog,
 )
 
@@ -68,12 +65,12 @@ def sha256(data: bytes) -> str:
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> ToySite:
+def site(tmp_path: Path) -> Site:
     return make_site(tmp_path)
 
 
 @pytest.fixture
-def applied(site: ToySite) -> ToySite:
+def applied(site: Site) -> Site:
     done = site.run("apply")
     assert done.code == 0, done.out + done.err
     return site
@@ -82,7 +79,7 @@ def applied(site: ToySite) -> ToySite:
 # ----------------------------------------------------------------------------------------------------- the bug
 
 
-def test_check_finds_the_bug_and_names_the_upstream_fix_and_its_release(site: ToySite) -> None:
+def test_check_finds_the_bug_and_names_the_upstream_fix_and_its_release(site: Site) -> None:
     before = tree(site.root)
     done = site.run("check")
     assert done.code == 1
@@ -94,7 +91,7 @@ def test_check_finds_the_bug_and_names_the_upstream_fix_and_its_release(site: To
 
 @pytest.mark.parametrize("mode", [0o644, 0o755, 0o600], ids=["0644", "0755", "0600"])
 def test_apply_makes_the_file_the_fixed_module_and_revert_the_original_both_keeping_its_mode(
-    site: ToySite, mode: int
+    site: Site, mode: int
 ) -> None:
     site.file.chmod(mode)
     done = site.run("apply")
@@ -107,7 +104,7 @@ def test_apply_makes_the_file_the_fixed_module_and_revert_the_original_both_keep
     assert site.file.stat().st_mode & 0o7777 == mode
 
 
-def test_apply_keeps_a_byte_exact_backup_and_a_state_of_what_it_did(applied: ToySite) -> None:
+def test_apply_keeps_a_byte_exact_backup_and_a_state_of_what_it_did(applied: Site) -> None:
     assert applied.backup.read_bytes() == BUGGY
     saved = json.loads(applied.state.read_text(encoding="utf-8"))
     assert saved["schema"] == 1
@@ -146,7 +143,7 @@ def test_an_apply_under_a_misspelt_distribution_is_finished_and_reverted_once_th
     the name put right, the state is no stale one (nothing was reinstalled): check asks to finish, apply updates
     RECORD, and revert puts file and RECORD back byte for byte."""
     site = make_site(tmp_path)
-    entry = site.catalog / PATCH_ID / "patch.json"
+    entry = site.team_catalog / PATCH_ID / "patch.json"
     right = entry.read_text(encoding="utf-8")
     record = site.record.read_bytes()
     entry.write_text(right.replace('"distribution": "toypkg"', '"distribution": "toypkgg"'), encoding="utf-8")
@@ -168,7 +165,7 @@ def test_an_apply_under_a_misspelt_distribution_is_finished_and_reverted_once_th
 # ------------------------------------------------------------------------------------------------- idempotence
 
 
-def test_a_second_apply_says_applied_and_writes_nothing(applied: ToySite) -> None:
+def test_a_second_apply_says_applied_and_writes_nothing(applied: Site) -> None:
     before = tree(applied.root)
     done = applied.run("apply")
     assert done.code == 0
@@ -178,7 +175,7 @@ def test_a_second_apply_says_applied_and_writes_nothing(applied: ToySite) -> Non
     assert (check.code, result(check)[0]) == (0, "applied")
 
 
-def test_a_second_revert_has_nothing_to_revert_and_writes_nothing(applied: ToySite) -> None:
+def test_a_second_revert_has_nothing_to_revert_and_writes_nothing(applied: Site) -> None:
     assert applied.run("revert").code == 0
     before = tree(applied.root)
     done = applied.run("revert")
@@ -187,7 +184,7 @@ def test_a_second_revert_has_nothing_to_revert_and_writes_nothing(applied: ToySi
     assert tree(applied.root) == before
 
 
-def test_verify_finds_the_bug_live_before_apply_and_the_fix_working_after(site: ToySite) -> None:
+def test_verify_finds_the_bug_live_before_apply_and_the_fix_working_after(site: Site) -> None:
     before = site.run("verify")
     assert before.code == 1
     label, sentence = result(before)
@@ -205,7 +202,7 @@ def _changed_lines(diff: str, sign: str) -> list[str]:
     return [line[1:] for line in diff.splitlines() if line.startswith(sign) and not line.startswith(sign * 3)]
 
 
-def test_apply_dry_run_prints_the_diff_and_writes_nothing(site: ToySite) -> None:
+def test_apply_dry_run_prints_the_diff_and_writes_nothing(site: Site) -> None:
     before = tree(site.root)
     done = site.run("apply", "--dry-run")
     assert done.code == 0
@@ -216,7 +213,7 @@ def test_apply_dry_run_prints_the_diff_and_writes_nothing(site: ToySite) -> None
     assert tree(site.root) == before
 
 
-def test_revert_dry_run_prints_the_diff_back_and_writes_nothing(applied: ToySite) -> None:
+def test_revert_dry_run_prints_the_diff_back_and_writes_nothing(applied: Site) -> None:
     before = tree(applied.root)
     done = applied.run("revert", "--dry-run")
     assert done.code == 0
@@ -266,7 +263,7 @@ def test_a_state_left_from_an_older_release_is_noted_and_cleared(tmp_path: Path,
 # ------------------------------------------------------------------------------------- changed behind its back
 
 
-def test_a_file_edited_after_apply_is_edited_for_every_command_and_only_force_reverts_it(site: ToySite) -> None:
+def test_a_file_edited_after_apply_is_edited_for_every_command_and_only_force_reverts_it(site: Site) -> None:
     record = site.record.read_bytes()
     assert site.run("apply").code == 0
     site.file.write_bytes(FIXED + b"# a local edit\n")
@@ -285,7 +282,7 @@ def test_a_file_edited_after_apply_is_edited_for_every_command_and_only_force_re
     assert not (site.state_dir / PATCH_ID).exists()
 
 
-def test_a_patch_dropped_by_a_reinstall_is_caught_and_applied_again(site: ToySite) -> None:
+def test_a_patch_dropped_by_a_reinstall_is_caught_and_applied_again(site: Site) -> None:
     record = site.record.read_bytes()
     assert site.run("apply").code == 0
     site.file.write_bytes(BUGGY)  # what `pip install --force-reinstall` of the same release leaves
@@ -320,7 +317,7 @@ OUTCOME_FIELDS = {
 }
 
 
-def test_json_is_one_document_with_every_field_of_the_outcome(site: ToySite) -> None:
+def test_json_is_one_document_with_every_field_of_the_outcome(site: Site) -> None:
     done = site.run("check", "--json")
     assert done.code == 1
     document = json.loads(done.out)
@@ -342,13 +339,13 @@ def test_json_is_one_document_with_every_field_of_the_outcome(site: ToySite) -> 
     assert (after["condition"], after["file_sha256"], after["state"]["phase"]) == ("applied", sha256(FIXED), "applied")
 
 
-def test_advice_repeats_the_options_the_user_gave(site: ToySite) -> None:
+def test_advice_repeats_the_options_the_user_gave(site: Site) -> None:
     done = site.run("check", python=sys.executable)
     assert done.code == 1
     assert f"`hfpatch apply --python {sys.executable} --patch {PATCH_ID}`" in result(done)[1]
 
 
-def test_list_prints_the_catalog_entry_and_exits_0_where_the_patch_is_needed(site: ToySite) -> None:
+def test_list_prints_the_catalog_entry_and_exits_0_where_the_patch_is_needed(site: Site) -> None:
     done = site.run("list")
     assert done.code == 0
     assert f"{PATCH_ID}: greet(None) fails\n" in done.out
@@ -365,7 +362,7 @@ def _greet_constants(pyc: Path) -> tuple[object, ...]:
     return tuple(greet.co_consts)
 
 
-def test_apply_rebuilds_cached_bytecode_for_the_new_source_in_its_own_mode(site: ToySite) -> None:
+def test_apply_rebuilds_cached_bytecode_for_the_new_source_in_its_own_mode(site: Site) -> None:
     cache, tag = site.file.parent / "__pycache__", sys.implementation.cache_tag
     timestamp, unchecked = cache / f"core.{tag}.pyc", cache / f"core.{tag}.opt-1.pyc"
     py_compile.compile(str(site.file), cfile=str(timestamp), doraise=True)
@@ -397,9 +394,9 @@ def test_apply_rebuilds_cached_bytecode_for_the_new_source_in_its_own_mode(site:
 # --------------------------------------------------------------------------------------- odd catalogs and hosts
 
 
-def test_without_a_probe_verify_says_so_and_never_verified(site: ToySite) -> None:
-    shutil.rmtree(site.catalog)
-    write_catalog(site.catalog, with_probe=False)
+def test_without_a_probe_verify_says_so_and_never_verified(site: Site) -> None:
+    shutil.rmtree(site.team_catalog)
+    write_catalog(site.team_catalog, with_probe=False)
     before = site.run("verify")
     assert before.code == 1
     assert result(before)[0] == "no-probe"
@@ -442,7 +439,7 @@ def test_list_in_an_environment_without_the_distribution_exits_0(tmp_path: Path)
 
 
 def in_process(
-    site: ToySite, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+    site: Site, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
 ) -> Completed:
     """cli.main in this process. The site is only on the path of processes started with its environment, so the
     run names an interpreter with --python: hfpatch asks that one, as a subprocess, what it imports."""
@@ -455,7 +452,7 @@ def in_process(
 
 
 def test_main_in_process_acts_on_the_interpreter_given_with_python(
-    site: ToySite, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    site: Site, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     check = in_process(site, monkeypatch, capsys, "check")
     assert check.code == 1
@@ -471,10 +468,10 @@ def test_main_in_process_acts_on_the_interpreter_given_with_python(
     assert site.file.read_bytes() == BUGGY
 
 
-def _with_an_old_patch(site: ToySite) -> None:
+def _with_an_old_patch(site: Site) -> None:
     """A second entry for toypkg whose fix shipped in 0.9: obsolete on every release the site can hold."""
-    old = site.catalog / "toypkg-old"
-    shutil.copytree(site.catalog / PATCH_ID, old)
+    old = site.team_catalog / "toypkg-old"
+    shutil.copytree(site.team_catalog / PATCH_ID, old)
     data = {**entry_data(), "id": "toypkg-old", "fixed_in": "0.9", "first_defined_in": "0.1"}
     (old / "patch.json").write_text(json.dumps(data), encoding="utf-8")
 

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import PATCH_ID, Release, Site, clean_env, condition_of, make_site, run_hfpatch, sha256_of
+from conftest import PATCH_ID, Release, copy_of_release
 from releases import BUGGY, UPSTREAM_FIXED_FILE_SHA256
+from support import Site, clean_env, hfpatch, imports_of, sha256_of
 from toy import PATCH_ID as TOY_PATCH_ID
-from toy import ToySite
 from toy import make_site as make_toy_site
+from toy import site_at as toy_site_at
 
 # ------------------------------------------------------------------------------------ another Python minor version
 
@@ -67,16 +68,16 @@ def test_another_python_minor_version_is_patched_from_outside(buggy_site: Site, 
     _in(python, COMPILE_UNCHECKED, target, env=env)
     original = buggy_site.file.read_bytes()
 
-    assert run_hfpatch("check", python=python, env=env).code == 1
-    applied = run_hfpatch("apply", python=python, env=env)
+    assert hfpatch("check", python=python, env=env, patch=PATCH_ID).code == 1
+    applied = hfpatch("apply", python=python, env=env, patch=PATCH_ID)
 
-    assert (applied.code, condition_of(applied)) == (0, "patched"), applied.out + applied.err
+    assert (applied.code, applied.label(PATCH_ID)) == (0, "patched"), applied.out + applied.err
     assert f"[Python 3.{minor}." in applied.out
     assert sha256_of(buggy_site.file) == UPSTREAM_FIXED_FILE_SHA256
     # the target's own bytecode was rebuilt for the new source, in its mode, with its magic number
     assert _in(python, BYTECODE_OF, target) == "True 1 True"
-    assert run_hfpatch("check", python=python, env=env).code == 0
-    assert run_hfpatch("revert", python=python, env=env).code == 0
+    assert hfpatch("check", python=python, env=env, patch=PATCH_ID).code == 0
+    assert hfpatch("revert", python=python, env=env, patch=PATCH_ID).code == 0
     assert buggy_site.file.read_bytes() == original
     assert _in(python, BYTECODE_OF, target) == "True 1 True"
 
@@ -99,16 +100,16 @@ def test_a_wrapper_script_given_to_python_stays_in_the_loop(buggy_site: Site, tm
     wrapper = _wrapper(tmp_path / "bin" / "app-python", buggy_site)
     original = buggy_site.file.read_bytes()
 
-    check = run_hfpatch("check", python=wrapper)
-    assert (check.code, condition_of(check)) == (1, "needs-patch"), check.out + check.err
+    check = hfpatch("check", python=wrapper, patch=PATCH_ID)
+    assert (check.code, check.label(PATCH_ID)) == (1, "needs-patch"), check.out + check.err
     assert check.out.startswith(f"{wrapper} [Python ")
     assert f"at {buggy_site.root / 'transformers'}" in check.out
-    assert condition_of(run_hfpatch("apply", python=wrapper)) == "patched"
+    assert hfpatch("apply", python=wrapper, patch=PATCH_ID).label(PATCH_ID) == "patched"
     assert sha256_of(buggy_site.file) == UPSTREAM_FIXED_FILE_SHA256
-    verify = run_hfpatch("verify", python=wrapper)
-    assert (verify.code, condition_of(verify)) == (0, "verified"), verify.out + verify.err
+    verify = hfpatch("verify", python=wrapper, patch=PATCH_ID)
+    assert (verify.code, verify.label(PATCH_ID)) == (0, "verified"), verify.out + verify.err
     assert "the patch is applied and in effect" in verify.out
-    assert condition_of(run_hfpatch("revert", python=wrapper)) == "reverted"
+    assert hfpatch("revert", python=wrapper, patch=PATCH_ID).label(PATCH_ID) == "reverted"
     assert buggy_site.file.read_bytes() == original
 
 
@@ -116,22 +117,22 @@ def test_a_wrapper_script_given_to_python_stays_in_the_loop(buggy_site: Site, tm
 def test_several_environments_in_one_run_get_a_result_each_and_the_worst_exit_code(
     buggy_release: Release, tmp_path: Path
 ) -> None:
-    affected = _wrapper(tmp_path / "affected" / "python", make_site(buggy_release, tmp_path / "one"))
-    applied_site = make_site(buggy_release, tmp_path / "other")
+    affected = _wrapper(tmp_path / "affected" / "python", copy_of_release(buggy_release, tmp_path / "one"))
+    applied_site = copy_of_release(buggy_release, tmp_path / "other")
     applied = _wrapper(tmp_path / "applied" / "python", applied_site)
-    assert run_hfpatch("apply", python=applied).code == 0
+    assert hfpatch("apply", python=applied, patch=PATCH_ID).code == 0
     pythons = ["--python", affected, "--python", applied]
 
-    done = run_hfpatch("check", "--json", *pythons, python=None)
+    done = hfpatch("check", "--json", *pythons, patch=PATCH_ID)
 
     assert done.code == 1
     environments = json.loads(done.out)["environments"]
     assert [environment["python"] for environment in environments] == [affected, applied]
     assert [environment["patches"][0]["condition"] for environment in environments] == ["needs-patch", "applied"]
     assert [environment["exit_code"] for environment in environments] == [1, 0]
-    assert run_hfpatch("apply", *pythons, python=None).code == 0
-    assert run_hfpatch("check", *pythons, python=None).code == 0
-    broken = run_hfpatch("check", *pythons, "--python", "/nonexistent/python", python=None)
+    assert hfpatch("apply", *pythons, patch=PATCH_ID).code == 0
+    assert hfpatch("check", *pythons, patch=PATCH_ID).code == 0
+    broken = hfpatch("check", *pythons, "--python", "/nonexistent/python", patch=PATCH_ID)
     assert broken.code == 2
     assert "no Python interpreter" in broken.err
     assert broken.out.count(f"{PATCH_ID}: applied:") == 2, "the other environments are still reported"
@@ -182,25 +183,24 @@ def base_python(tmp_path: Path) -> BasePython:
     return _own_base_python(tmp_path / "base")
 
 
-def _toy_in(site_packages: Path, where: Path) -> ToySite:
+def _toy_in(site_packages: Path, where: Path) -> Site:
     """The toy distribution installed into `site_packages` (its files moved there), with its catalog in `where`."""
     made = make_toy_site(where)
     for entry in made.root.iterdir():
         entry.rename(site_packages / entry.name)
-    return ToySite(site_packages, made.catalog, made.version)
+    return toy_site_at(site_packages, made.team_catalog, made.version)
 
 
-def _toy_check(toy: ToySite, python: str, *, pythonpath: Path | None = None) -> tuple[int, list[str]]:
-    env = clean_env(HFPATCH_CATALOG=str(toy.catalog))
+def _toy_check(toy: Site, python: str, *, pythonpath: Path | None = None) -> tuple[int, list[str]]:
+    env = clean_env(HFPATCH_CATALOG=str(toy.team_catalog))
     env.pop("PYTHONPATH", None)
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
-    command = [sys.executable, "-m", "hfpatch", "check", "--json", "--patch", TOY_PATCH_ID, "--python", python]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd="/", timeout=120, check=False)
-    (environment,) = json.loads(done.stdout)["environments"]
+    done = hfpatch("check", "--json", patch=TOY_PATCH_ID, python=python, env=env, cwd="/")
+    (environment,) = done.document()["environments"]
     (entry,) = environment["patches"]
     assert entry["file"] == str(toy.file), "the test set up the wrong copy"
-    return done.returncode, entry["notes"]
+    return done.code, entry["notes"]
 
 
 def _venv(python: str, path: Path, *options: str) -> str:
@@ -221,9 +221,8 @@ def test_a_venv_with_system_site_packages_is_told_the_file_is_the_base_interpret
     assert note.startswith(f"{toy.file} belongs to the base interpreter ({base_python.prefix})")
     assert "every venv made from it with --system-site-packages" in note
     # what the note warns of: the venv's apply patched the base interpreter's file
-    env = clean_env(HFPATCH_CATALOG=str(toy.catalog))
-    command = [sys.executable, "-m", "hfpatch", "apply", "--patch", TOY_PATCH_ID, "--python", venv]
-    assert subprocess.run(command, env=env, cwd="/", capture_output=True, check=False).returncode == 0
+    env = clean_env(HFPATCH_CATALOG=str(toy.team_catalog))
+    assert hfpatch("apply", patch=TOY_PATCH_ID, python=venv, env=env, cwd="/").code == 0
     assert _toy_check(toy, base_python.python) == (0, [])
 
 
@@ -255,10 +254,9 @@ def test_no_such_note_where_the_file_is_not_the_base_interpreters(
 
 
 def _imported_modules(args: list[str], site: Site) -> set[str]:
-    command = [sys.executable, "-X", "importtime", "-m", "hfpatch", *args, "--patch", PATCH_ID]
-    done = subprocess.run(command, capture_output=True, text=True, env=site.env(), cwd=site.root, check=False)
-    assert done.returncode in {0, 1}, done.stderr[-2000:]
-    return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    done, imported = imports_of(["hfpatch", *args, "--patch", PATCH_ID], env=site.env(), cwd=site.root)
+    assert done.code in {0, 1}, done.err[-2000:]
+    return imported
 
 
 @pytest.mark.transformers

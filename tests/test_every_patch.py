@@ -17,8 +17,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import Release, clean_env
+from conftest import Release
 from releases import MATRIX
+from support import clean_env
 
 from hfpatch import catalog, classify, entry
 from hfpatch.entry import Patch, Verdict

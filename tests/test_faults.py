@@ -9,6 +9,7 @@ next plain `hfpatch apply` (or `hfpatch revert`) finishes the job without anyone
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import importlib.util
 import json
@@ -20,7 +21,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, Completed, ToySite, make_site, record_hash, tree
+from support import Completed, Site, record_hash, run, tree
+from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, make_site
 
 KILLED = -signal.SIGKILL
 WAITING = "hfpatch: waiting for another hfpatch run to release"
@@ -76,7 +77,7 @@ def succeeded(done: Completed) -> Completed:
 class Known:
     """Everything the site may hold at any instant: the original or the patched file, and their two RECORDs."""
 
-    site: ToySite
+    site: Site
     original: bytes
     patched: bytes
     record_before: bytes
@@ -202,7 +203,7 @@ def test_the_fault_table_names_every_fault_point() -> None:
 def twin(known: Known, root: Path) -> Known:
     """A byte-for-byte copy of the site as a killed run left it, so that apply and revert each converge from it."""
     shutil.copytree(known.site.root, root, symlinks=True)
-    site = ToySite(root, known.site.catalog, known.site.version)
+    site = dataclasses.replace(known.site, root=root)
     return Known(site, known.original, known.patched, known.record_before, known.record_after)
 
 
@@ -381,7 +382,7 @@ def test_a_writer_waits_while_another_holds_the_lock_and_finishes_once_it_is_rel
     assert_applied(known)
 
 
-def run_together(site: ToySite, runs: list[tuple[str, str | None]]) -> list[tuple[str, str | None, Completed]]:
+def run_together(site: Site, runs: list[tuple[str, str | None]]) -> list[tuple[str, str | None, Completed]]:
     started = [
         (command, fault, site.start(command, **({"HFPATCH_FAULT": fault} if fault else {}))) for command, fault in runs
     ]
@@ -479,14 +480,11 @@ def read_only_mounts(tmp_path_factory: pytest.TempPathFactory) -> None:
         )
 
 
-def run_read_only(site: ToySite, *args: str) -> Completed:
+def run_read_only(site: Site, *args: str) -> Completed:
     """hfpatch in a private mount namespace where the site is a read-only bind mount, as in a running container."""
-    command = ["unshare", "-m", "sh", "-c", _READ_ONLY, "sh", str(site.root), *site.command(*args)]
-    done = subprocess.run(
-        command, capture_output=True, text=True, env=site.env(), cwd=tempfile.gettempdir(), timeout=300, check=False
-    )
-    assert done.returncode != 99, f"the read-only bind mount failed: {done.stderr}"
-    return Completed(done.returncode, done.stdout, done.stderr)
+    done = run(["unshare", "-m", "sh", "-c", _READ_ONLY, "sh", str(site.root), *site.command(*args)], env=site.env())
+    assert done.code != 99, f"the read-only bind mount failed: {done.err}"
+    return done
 
 
 def assert_says_read_only(done: Completed) -> None:
@@ -538,10 +536,10 @@ def test_an_interrupted_apply_on_a_read_only_filesystem_is_left_for_the_image_bu
 # --------------------------------------------------------------------------------------------------------- links
 
 
-Linker = Callable[[ToySite, Path], Path]
+Linker = Callable[[Site, Path], Path]
 
 
-def link_the_file(site: ToySite, elsewhere: Path) -> Path:
+def link_the_file(site: Site, elsewhere: Path) -> Path:
     """site/toypkg/core.py -> elsewhere/core.py; returns where the link points."""
     elsewhere.mkdir()
     shutil.move(site.file, elsewhere / "core.py")
@@ -549,7 +547,7 @@ def link_the_file(site: ToySite, elsewhere: Path) -> Path:
     return elsewhere / "core.py"
 
 
-def link_the_package(site: ToySite, elsewhere: Path) -> Path:
+def link_the_package(site: Site, elsewhere: Path) -> Path:
     """site/toypkg -> elsewhere/toypkg, as a linked (editable-style) install; returns where the link points."""
     elsewhere.mkdir()
     shutil.move(site.root / "toypkg", elsewhere / "toypkg")

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from toy import PATCH_ID, entry_data, tree, write_catalog
+from support import imports_of, tree
+from toy import PATCH_ID, entry_data, write_catalog
 
 from hfpatch import catalog, entry
 from hfpatch.errors import CatalogError
@@ -47,21 +48,16 @@ def catalogs(tmp_path: Path) -> tuple[Path, Path]:
     return now, old
 
 
-def migrate(*args: str, python_options: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+def migrate(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *python_options, "-m", "hfpatch.migrate", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
+        [sys.executable, "-m", "hfpatch.migrate", *args], capture_output=True, text=True, check=False, timeout=120
     )
 
 
 def test_converting_imports_neither_libcst_nor_the_new_command(catalogs: tuple[Path, Path]) -> None:
     """Converting is reading and writing the entry format: the rewrite (libcst, 0.2 s) and `new` have no part in it."""
-    done = migrate(str(catalogs[1]), python_options=("-X", "importtime"))
-    assert done.returncode == 0, done.stderr[-2000:]
-    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    done, imported = imports_of(["hfpatch.migrate", str(catalogs[1])])
+    assert done.code == 0, done.err[-2000:]
     assert "hfpatch.entry" in imported, "the measurement saw hfpatch's own imports"
     assert not {name for name in imported if name.split(".")[0] == "libcst" or name.startswith("hfpatch.new")}
     assert not {"hfpatch.authoring", "hfpatch.rewrite"} & imported

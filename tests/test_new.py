@@ -8,13 +8,11 @@ is tested on a table of small modules.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,8 +20,9 @@ from pathlib import Path
 
 import pytest
 import wheelfactory as factory
+from support import Completed, Venv, hfpatch, in_process, make_venv, sha256
 
-from hfpatch import catalog, classify, cli, definitions, entry
+from hfpatch import catalog, classify, definitions, entry
 from hfpatch.entry import Patch, Verdict
 from hfpatch.new import assemble, judge
 
@@ -33,10 +32,6 @@ ADD = ["--target", "madeup:madeup.basket:Basket.add"]
 DEFAULT_RELEASES = ["0.8", "0.9", "1.0", "1.1", "1.2", "2.0", "2.1"]
 
 
-def sha256(data: str | bytes) -> str:
-    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
-
-
 def canonical(text: str, indent: str = "") -> str:
     """The canonical text of a definition written here: its lines, dedented, without the final newline."""
     return "\n".join(line[len(indent) :] for line in text.rstrip("\n").split("\n"))
@@ -44,38 +39,6 @@ def canonical(text: str, indent: str = "") -> str:
 
 def line_digests(text: str) -> list[str]:
     return [sha256(line)[:12] for line in text.split("\n")]
-
-
-@dataclass(frozen=True)
-class Completed:
-    code: int
-    out: str
-    err: str
-
-    def table(self) -> dict[str, tuple[str, str, str]]:
-        """The release table: release -> (form, verdict, reason)."""
-        lines = self.out.splitlines()
-        start = next(index for index, line in enumerate(lines) if line.startswith("release "))
-        rows = {}
-        for line in lines[start + 1 :]:
-            if line.startswith(("note:", "wrote ", "no probe")):
-                break
-            release, form, verdict, reason = line.split(None, 3)
-            rows[release] = (form, verdict, reason)
-        return rows
-
-
-def hfpatch_process(*args: str, env: dict[str, str] | None = None) -> Completed:
-    done = subprocess.run(
-        [sys.executable, "-m", "hfpatch", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tempfile.gettempdir(),
-        timeout=300,
-        check=False,
-    )
-    return Completed(done.returncode, done.stdout, done.stderr)
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +63,8 @@ def written(wheels: Path, tmp_path_factory: pytest.TempPathFactory) -> Written:
     """Two entries written by real `hfpatch new` processes: total (with its helper) and Basket.add."""
     directory = tmp_path_factory.mktemp("catalog")
     common = ["--fixed-in", "2.0", "--catalog", str(directory), "--find-links", str(wheels)]
-    total = hfpatch_process("new", "madeup-total", *TOTAL, *CLEAN, *common)
-    basket = hfpatch_process("new", "madeup-basket", *ADD, *common, "--upstream", "https://github.com/x/madeup/pull/7")
+    total = hfpatch("new", "madeup-total", *TOTAL, *CLEAN, *common)
+    basket = hfpatch("new", "madeup-basket", *ADD, *common, "--upstream", "https://github.com/x/madeup/pull/7")
     return Written(directory, total, basket)
 
 
@@ -115,10 +78,7 @@ def new(capsys: pytest.CaptureFixture[str], wheels: Path, tmp_path: Path) -> New
     def run(patch_id: str, *args: str, find_links: Path | None = None, catalog_dir: Path | None = None) -> Completed:
         argv = ["new", patch_id, *args, "--catalog", str(catalog_dir or tmp_path / "catalog")]
         argv += ["--find-links", str(find_links or wheels)]
-        capsys.readouterr()
-        code = cli.main(argv)
-        captured = capsys.readouterr()
-        return Completed(code, captured.out, captured.err)
+        return in_process(argv, capsys)
 
     return run
 
@@ -437,7 +397,7 @@ def test_an_old_pip_is_named_as_the_reason(wheels: Path, tmp_path: Path) -> None
         pytest.skip("this pip lists releases as JSON; the test needs one older than 25.1")
     env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
     env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), XDG_CACHE_HOME=str(tmp_path / "xdg"))
-    done = hfpatch_process("new", "madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--catalog", str(tmp_path))
+    done = hfpatch("new", "madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--catalog", str(tmp_path))
     assert done.code == 2 and "needs pip 25.1 or newer" in done.err, done.err
 
 
@@ -451,7 +411,7 @@ def test_through_pip_the_wheels_are_cached_and_reused(wheels: Path, tmp_path: Pa
     env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(links), PIP_NO_CACHE_DIR="1", XDG_CACHE_HOME=str(tmp_path / "xdg"))
     # Three releases, to keep pip's runs few: the walk back is the same code with --find-links.
     args = ["new", "madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--since", "1.2"]
-    first = hfpatch_process(*args, "--catalog", str(tmp_path / "first"), env=env)
+    first = hfpatch(*args, "--catalog", str(tmp_path / "first"), env=env)
     assert first.code == 0, first.err
     assert list(first.table()) == ["1.2", "2.0", "2.1"]
     assert "from the package index" in first.out
@@ -461,7 +421,7 @@ def test_through_pip_the_wheels_are_cached_and_reused(wheels: Path, tmp_path: Pa
     ], "the wheels read, and no scratch"
     for path in links.iterdir():  # pip could only fetch damaged wheels now
         factory.flip_byte(path, factory.CORE)
-    second = hfpatch_process(*args, "--catalog", str(tmp_path / "second"), env=env)
+    second = hfpatch(*args, "--catalog", str(tmp_path / "second"), env=env)
     assert second.code == 0, second.err
     assert second.out.replace("second", "first") == first.out
     assert (tmp_path / "second" / "madeup-total" / "patch.json").read_bytes() == (
@@ -472,7 +432,7 @@ def test_through_pip_the_wheels_are_cached_and_reused(wheels: Path, tmp_path: Pa
 def test_through_pip_an_unknown_distribution_is_one_error_line(tmp_path: Path, wheels: Path) -> None:
     env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
     env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels))
-    done = hfpatch_process(
+    done = hfpatch(
         "new", "x", "--target", "nothere:nothere:f", "--fixed-in", "1.0", "--catalog", str(tmp_path / "c"),
         "--cache", str(tmp_path / "cache"), env=env,
     )  # fmt: skip
@@ -484,42 +444,21 @@ def test_through_pip_an_unknown_distribution_is_one_error_line(tmp_path: Path, w
 # ------------------------------------------------------------------------------------- the entries, in real venvs
 
 
-@dataclass(frozen=True)
-class Venv:
-    path: Path
-
-    @property
-    def python(self) -> str:
-        return str(self.path / "bin" / "python")
-
-    @property
-    def package(self) -> Path:
-        (found,) = self.path.glob("lib/python*/site-packages/madeup")
-        return found
-
-    def run(self, code: str) -> str:
-        done = subprocess.run([self.python, "-c", code], capture_output=True, text=True, timeout=60, check=False)
-        return (done.stdout + done.stderr).strip().splitlines()[-1]
-
-
-def make_venv(path: Path, wheel: Path) -> Venv:
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
-    venv = Venv(path)
-    pip = [sys.executable, "-m", "pip", "--python", venv.python, "--disable-pip-version-check"]
-    subprocess.run([*pip, "install", "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True)
-    return venv
+def venv_with(path: Path, wheel: Path) -> Venv:
+    """A real venv with one of the made-up releases installed from its wheel."""
+    return make_venv(path, "--no-index", str(wheel))
 
 
 def hfpatch_in(venv: Venv, command: str, written: Written, *patch_ids: str) -> Completed:
     selection = [word for patch_id in patch_ids for word in ("--patch", patch_id)]
-    return hfpatch_process(command, "--python", venv.python, "--catalog", str(written.catalog), *selection)
+    return hfpatch(command, "--python", venv.python, "--catalog", str(written.catalog), *selection)
 
 
 def test_applied_to_1_2_both_entries_give_upstream_s_2_0_files_byte_for_byte(
     written: Written, wheels: Path, tmp_path: Path
 ) -> None:
-    venv = make_venv(tmp_path / "venv", wheels / "madeup-1.2-py3-none-any.whl")
-    core, basket = venv.package / "core.py", venv.package / "basket.py"
+    venv = venv_with(tmp_path / "venv", wheels / "madeup-1.2-py3-none-any.whl")
+    core, basket = (venv.site_packages / "madeup") / "core.py", (venv.site_packages / "madeup") / "basket.py"
     assert hfpatch_in(venv, "check", written, "madeup-total", "madeup-basket").code == 1
     assert "None" in venv.run("from madeup.core import total; total([1, None])")  # the bug: TypeError on None
     applied = hfpatch_in(venv, "apply", written, "madeup-total", "madeup-basket")
@@ -540,11 +479,11 @@ def test_applied_to_1_2_both_entries_give_upstream_s_2_0_files_byte_for_byte(
 def test_applied_to_1_1_the_helper_is_inserted_and_the_rest_of_the_file_kept(
     written: Written, wheels: Path, tmp_path: Path
 ) -> None:
-    venv = make_venv(tmp_path / "venv", wheels / "madeup-1.1-py3-none-any.whl")
+    venv = venv_with(tmp_path / "venv", wheels / "madeup-1.1-py3-none-any.whl")
     applied = hfpatch_in(venv, "apply", written, "madeup-total")
     assert applied.code == 0, applied.out + applied.err
     expected = factory.CORE_TEXTS["1.1"].replace(factory.TOTAL_A, factory.CLEAN + "\n\n" + factory.TOTAL_FIX)
-    assert (venv.package / "core.py").read_text() == expected
+    assert ((venv.site_packages / "madeup") / "core.py").read_text() == expected
     assert venv.run("from madeup.core import total; print(total([None, 4]))") == "4"
     verify = hfpatch_in(venv, "verify", written, "madeup-total")
     assert "no-probe" in verify.out

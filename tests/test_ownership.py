@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from toy import BUGGY_MODULE, FIXED_MODULE, PATCH_ID, Completed, ToySite, make_site
+from support import Completed, Site, run
+from toy import BUGGY_MODULE, FIXED_MODULE, PATCH_ID, make_site
 
 import hfpatch
 from hfpatch import catalog
@@ -103,26 +104,13 @@ def user_runs_python() -> bool:
     return done.returncode == 0
 
 
-def run_as_user(site: ToySite, code: Path, *args: str) -> Completed:
+def run_as_user(site: Site, code: Path, *args: str) -> Completed:
     if user_runs_python():
-        done = subprocess.run(
-            site.command(*args),
-            user=USER,
-            group=USER,
-            extra_groups=[],
-            capture_output=True,
-            text=True,
-            env=site.env(),
-            cwd="/",
-            timeout=300,
-            check=False,
-        )
-    else:
-        command = [sys.executable, "-c", _AS_USER, str(USER), str(USER), *site.command(*args)[3:]]
-        env = site.env()
-        env["PYTHONPATH"] = os.pathsep.join([str(code), env["PYTHONPATH"]])
-        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd="/", timeout=300, check=False)
-    return Completed(done.returncode, done.stdout, done.stderr)
+        return run(site.command(*args), env=site.env(), cwd="/", user=USER, group=USER, extra_groups=[])
+    command = [sys.executable, "-c", _AS_USER, str(USER), str(USER), *site.command(*args)[3:]]
+    env = site.env()
+    env["PYTHONPATH"] = os.pathsep.join([str(code), env["PYTHONPATH"]])
+    return run(command, env=env, cwd="/")
 
 
 def chown_tree(root: Path, uid: int, gid: int) -> None:

@@ -12,8 +12,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PATCH_ID, REPOSITORY, clean_env, dependencies_view
+from conftest import PATCH_ID
 from packaging.requirements import Requirement
+from support import REPOSITORY, Venv, clean_env, dependencies_view, make_venv
 
 FIXED_TEXT = "_compute_local_source_files_hash.py"
 
@@ -81,39 +82,30 @@ def test_the_runtime_dependencies_are_libcst_and_packaging_only(wheel: Path) -> 
     assert all(requirement.marker is None for requirement in requirements)
 
 
-def _venv(path: Path) -> Path:
+def _venv(path: Path) -> Venv:
     """A venv whose dependencies come from the test environment (never its hfpatch or transformers)."""
-    _run([sys.executable, "-m", "venv", "--without-pip", str(path)], cwd=path.parent)
-    (site_packages,) = path.glob("lib/python*/site-packages")
-    (site_packages / "_test_dependencies.pth").write_text(f"{dependencies_view(path.parent)}\n", encoding="utf-8")
-    return path / "bin"
-
-
-def _pip_install(bin_dir: Path, *args: str) -> None:
-    command = [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "--no-deps", "-q"]
-    _run([*command, *args], cwd=bin_dir)
+    return make_venv(path, view=dependencies_view(path.parent, {"transformers"}))
 
 
 def test_the_installed_wheel_finds_its_own_catalog(wheel: Path, tmp_path: Path) -> None:
-    bin_dir = _venv(tmp_path / "venv")
-    _pip_install(bin_dir, str(wheel))
-    listed = _run([str(bin_dir / "hfpatch"), "list"], cwd=tmp_path).stdout
-    (site_packages,) = (tmp_path / "venv").glob("lib/python*/site-packages")
-    assert f"({site_packages / 'hfpatch' / 'patches' / PATCH_ID})" in listed
+    venv = _venv(tmp_path / "venv")
+    venv.pip("install", "--no-deps", "-q", str(wheel))
+    listed = _run([str(venv.path / "bin" / "hfpatch"), "list"], cwd=tmp_path).stdout
+    assert f"({venv.site_packages / 'hfpatch' / 'patches' / PATCH_ID})" in listed
 
 
 def test_an_editable_install_reads_the_catalog_of_the_checkout(tmp_path: Path) -> None:
-    bin_dir = _venv(tmp_path / "venv")
-    _pip_install(bin_dir, "-e", str(REPOSITORY))
-    listed = _run([str(bin_dir / "hfpatch"), "list"], cwd=tmp_path).stdout
+    venv = _venv(tmp_path / "venv")
+    venv.pip("install", "--no-deps", "-q", "-e", str(REPOSITORY))
+    listed = _run([str(venv.path / "bin" / "hfpatch"), "list"], cwd=tmp_path).stdout
     assert f"{PATCH_ID}: " in listed
     assert f"({REPOSITORY / 'patches' / PATCH_ID})" in listed
 
 
 def test_python_m_hfpatch_list_runs_from_the_repository_root(tmp_path: Path) -> None:
     """No install at all: an interpreter with only the dependencies, in the checkout."""
-    bin_dir = _venv(tmp_path / "venv")
-    missing = subprocess.run([str(bin_dir / "python"), "-c", "import hfpatch"], capture_output=True, cwd=tmp_path)
+    venv = _venv(tmp_path / "venv")
+    missing = subprocess.run([venv.python, "-c", "import hfpatch"], capture_output=True, cwd=tmp_path)
     assert missing.returncode != 0, "the venv must not have hfpatch installed"
-    listed = _run([str(bin_dir / "python"), "-m", "hfpatch", "list"], cwd=REPOSITORY).stdout
+    listed = _run([venv.python, "-m", "hfpatch", "list"], cwd=REPOSITORY).stdout
     assert f"({REPOSITORY / 'patches' / PATCH_ID})" in listed

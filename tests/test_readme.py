@@ -119,7 +119,7 @@ def test_the_own_catalog_lines_run(tmp_path: Path) -> None:
     (lines,) = [block for block in _blocks("dockerfile") if "--catalog" in block]
     toy = make_site(tmp_path / "toy")
     context = tmp_path / "context"
-    shutil.copytree(toy.catalog, context / "hfpatches")
+    shutil.copytree(toy.team_catalog, context / "hfpatches")
     image = tmp_path / "image"
     env = _clean_env(PYTHONPATH=str(toy.root), PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     for line in lines.strip().splitlines():

@@ -16,17 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import (
-    TARGET,
-    Completed,
-    Release,
-    Site,
-    condition_of,
-    record_entry,
-    record_line,
-    record_with_line,
-    run_hfpatch,
-)
+from conftest import PATCH_ID, TARGET, Release
 from hubcache import (
     CHAINED_IMPORTS,
     DIRECT_IMPORT,
@@ -38,6 +28,7 @@ from hubcache import (
     write_snapshot,
 )
 from releases import ABSENT, BUGGY, FIXED, FOUR_ARGUMENT, UPSTREAM_FIXED_FILE_SHA256
+from support import Completed, Site, line_in_record, record_line, record_with_line
 
 pytestmark = pytest.mark.transformers
 
@@ -132,8 +123,8 @@ def load_config(site: Site, tmp_path: Path, bytecode_cache: Path) -> Loader:
     return load
 
 
-def hfpatch(command: str, site: Site) -> Completed:
-    done = run_hfpatch(command, env=site.env())
+def succeeded(command: str, site: Site) -> Completed:
+    done = site.run(command)
     assert done.code == 0, done.out + done.err
     return done
 
@@ -162,7 +153,7 @@ def lay_out(model: RemoteCodeModel, tmp_path: Path) -> Layouts:
 
 
 def test_hfpatch_sees_the_form_the_release_carries(release: Release, site: Site) -> None:
-    done = run_hfpatch("check", "--json", env=site.env())
+    done = site.run("check", "--json")
     (environment,) = json.loads(done.out)["environments"]
     (patch,) = environment["patches"]
     assert patch["condition"] == CONDITION_BY_FORM[release.form], patch["message"]
@@ -186,13 +177,13 @@ def test_a_buggy_release_loads_a_snapshot_only_while_patched(
     assert before.error == "FileNotFoundError"
     assert "/blobs/helpers.py" in str(before.message)
 
-    assert condition_of(hfpatch("apply", site)) == "patched"
+    assert succeeded("apply", site).label(PATCH_ID) == "patched"
     assert hashlib.sha256(site.file.read_bytes()).hexdigest() == UPSTREAM_FIXED_FILE_SHA256
-    line = record_entry(TARGET, site.file.read_bytes())
-    assert site.record.read_bytes() == record_with_line(record, record_line(record, TARGET), line)
+    line = record_line(TARGET, site.file.read_bytes())
+    assert site.record.read_bytes() == record_with_line(record, line_in_record(record, TARGET), line)
     assert load_config(snapshot).ok
 
-    assert condition_of(hfpatch("revert", site)) == "reverted"
+    assert succeeded("revert", site).label(PATCH_ID) == "reverted"
     assert (site.file.read_bytes(), site.record.read_bytes()) == (original, record)
     after_revert = load_config(snapshot)
     assert after_revert.error == "FileNotFoundError"
@@ -215,7 +206,7 @@ def test_apply_changes_nothing_where_the_release_needs_no_patch(
     assert before.ok
 
     record = site.record.read_bytes()
-    hfpatch("apply", site)
+    succeeded("apply", site)
     assert (site.file.read_bytes(), site.record.read_bytes()) == (source, record)
     assert not site.state_dir.exists()
 
@@ -241,7 +232,7 @@ def test_with_the_fix_a_snapshot_has_the_cache_key_of_a_plain_copy(
     if form in (FOUR_ARGUMENT, ABSENT):
         pytest.skip(f"{release.version} predates the code PR #46618 fixes")
     if form == BUGGY:
-        hfpatch("apply", site)
+        succeeded("apply", site)
     layouts = lay_out(model, tmp_path)
     snapshot = layouts.snapshot_through_symlinked_ancestor if through_symlinked_ancestor else layouts.snapshot
 

@@ -10,8 +10,9 @@ import importlib.metadata
 import os
 
 import pytest
-from conftest import EXPECT_VARIABLE, REPOSITORY, Release
+from conftest import EXPECT_VARIABLE, Release
 from releases import ABSENT, BUGGY, FIXED, FOUR_ARGUMENT, SAME_FILE, UPSTREAM_FIXED_FILE_SHA256
+from support import REPOSITORY
 
 from hfpatch import classify, definitions, rewrite
 from hfpatch.entry import Patch, Verdict

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Release, Site, condition_of, run_hfpatch, tree
+from conftest import PATCH_ID, Release
 from releases import BUGGY, FIXED
+from support import Site, hfpatch, tree
 
 pytestmark = pytest.mark.transformers
 
@@ -26,7 +27,7 @@ def test_verify_tells_whether_the_loader_works_and_leaves_nothing_behind(
     release: Release, site: Site, scratch: Path
 ) -> None:
     before = tree(site.root)
-    done = run_hfpatch("verify", "--json", env=site.env(TMPDIR=str(scratch)))
+    done = hfpatch("verify", "--json", env=site.env(TMPDIR=str(scratch)), patch=PATCH_ID, python=sys.executable)
     (environment,) = json.loads(done.out)["environments"]
     (entry,) = environment["patches"]
     if release.form == BUGGY:
@@ -45,20 +46,20 @@ def test_verify_tells_whether_the_loader_works_and_leaves_nothing_behind(
 
 def test_verify_passes_after_apply_and_fails_again_after_revert(buggy_site: Site, scratch: Path) -> None:
     env = buggy_site.env(TMPDIR=str(scratch))
-    assert run_hfpatch("apply", env=env).code == 0
-    done = run_hfpatch("verify", env=env)
-    assert (done.code, condition_of(done)) == (0, "verified"), done.out + done.err
+    assert hfpatch("apply", env=env, patch=PATCH_ID, python=sys.executable).code == 0
+    done = hfpatch("verify", env=env, patch=PATCH_ID, python=sys.executable)
+    assert (done.code, done.label(PATCH_ID)) == (0, "verified"), done.out + done.err
     assert "the patch is applied and in effect" in done.out
-    assert run_hfpatch("revert", env=env).code == 0
-    again = run_hfpatch("verify", env=env)
-    assert (again.code, condition_of(again)) == (1, "verify-failed"), again.out + again.err
+    assert hfpatch("revert", env=env, patch=PATCH_ID, python=sys.executable).code == 0
+    again = hfpatch("verify", env=env, patch=PATCH_ID, python=sys.executable)
+    assert (again.code, again.label(PATCH_ID)) == (1, "verify-failed"), again.out + again.err
     assert list(scratch.iterdir()) == []
 
 
 def test_verify_catches_stale_bytecode_that_reading_the_file_cannot_see(buggy_site: Site, scratch: Path) -> None:
     env = buggy_site.env(TMPDIR=str(scratch))
     original = buggy_site.file.read_bytes()
-    assert run_hfpatch("apply", env=env).code == 0
+    assert hfpatch("apply", env=env, patch=PATCH_ID, python=sys.executable).code == 0
     # What a Dockerfile `sed` over a pre-compiled image leaves: the old code in an unchecked-hash .pyc.
     stale_source = scratch / "dynamic_module_utils.py"
     stale_source.write_bytes(original)
@@ -68,10 +69,10 @@ def test_verify_catches_stale_bytecode_that_reading_the_file_cannot_see(buggy_si
     )
     stale_source.unlink()
 
-    assert run_hfpatch("verify", env=env).code == 1
-    check = run_hfpatch("check", env=env)
-    assert (check.code, condition_of(check)) == (1, "incomplete"), check.out
+    assert hfpatch("verify", env=env, patch=PATCH_ID, python=sys.executable).code == 1
+    check = hfpatch("check", env=env, patch=PATCH_ID, python=sys.executable)
+    assert (check.code, check.label(PATCH_ID)) == (1, "incomplete"), check.out
     assert "bytecode" in check.out
-    assert run_hfpatch("apply", env=env).code == 0
-    assert run_hfpatch("verify", env=env).code == 0
-    assert run_hfpatch("check", env=env).code == 0
+    assert hfpatch("apply", env=env, patch=PATCH_ID, python=sys.executable).code == 0
+    assert hfpatch("verify", env=env, patch=PATCH_ID, python=sys.executable).code == 0
+    assert hfpatch("check", env=env, patch=PATCH_ID, python=sys.executable).code == 0

@@ -14,16 +14,12 @@ environment's own packages.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
-import os
-import subprocess
-import sys
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from support import Site, write_files
 
 PATCH_ID = "toypkg-1"
 MODULE = "toypkg/core.py"
@@ -116,112 +112,18 @@ def write_catalog(directory: Path, *, with_probe: bool = True) -> Path:
     return directory
 
 
-def tree(root: Path) -> dict[str, tuple[int, int, int, int, str]]:
-    """Every entry below root, links not followed, by inode, mode, size, mtime and link text: what "nothing
-    changed" means, since every way of writing a file changes one of them."""
-    found = {}
-    for path in sorted(root.rglob("*")):
-        info = path.lstat()
-        link = str(path.readlink()) if path.is_symlink() else ""
-        found[str(path.relative_to(root))] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, link)
-    return found
-
-
-def record_hash(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
-
-
-@dataclass(frozen=True)
-class Completed:
-    code: int
-    out: str
-    err: str
-
-
-@dataclass(frozen=True)
-class ToySite:
-    root: Path
-    catalog: Path
-    version: str
-
-    @property
-    def file(self) -> Path:
-        return self.root / MODULE
-
-    @property
-    def dist_info(self) -> Path:
-        return self.root / f"toypkg-{self.version}.dist-info"
-
-    @property
-    def record(self) -> Path:
-        return self.dist_info / "RECORD"
-
-    @property
-    def state_dir(self) -> Path:
-        return self.root / ".hfpatch"
-
-    @property
-    def backup(self) -> Path:
-        return self.state_dir / PATCH_ID / "original"
-
-    @property
-    def state(self) -> Path:
-        return self.state_dir / PATCH_ID / "state.json"
-
-    def env(self, **extra: str) -> dict[str, str]:
-        env = {key: value for key, value in os.environ.items() if key != "HFPATCH_FAULT"}
-        # The site first; an existing PYTHONPATH stays behind it (scripts/mutants.py puts hfpatch's copy there).
-        env["PYTHONPATH"] = os.pathsep.join([str(self.root), *filter(None, [os.environ.get("PYTHONPATH")])])
-        env["HFPATCH_CATALOG"] = str(self.catalog)
-        env.update(extra)
-        return env
-
-    def command(self, *args: str, python: str | None = None) -> list[str]:
-        command = [sys.executable, "-m", "hfpatch", *args]
-        if args and not args[0].startswith("-"):
-            command += ["--patch", PATCH_ID]
-            if python is not None:
-                command += ["--python", python]
-        return command
-
-    def run(self, *args: str, python: str | None = None, **env: str) -> Completed:
-        """hfpatch as a user runs it: a real process, acting on this site (through PYTHONPATH)."""
-        done = subprocess.run(
-            self.command(*args, python=python),
-            capture_output=True,
-            text=True,
-            env=self.env(**env),
-            cwd=tempfile.gettempdir(),
-            timeout=300,
-            check=False,
-        )
-        return Completed(done.returncode, done.stdout, done.stderr)
-
-    def start(self, *args: str, **env: str) -> subprocess.Popen[str]:
-        """hfpatch started in the background, for runs that must overlap."""
-        return subprocess.Popen(
-            self.command(*args),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=self.env(**env),
-            cwd=tempfile.gettempdir(),
-        )
-
-
-def make_site(where: Path, *, version: str = "1.0", module: str | None = None, record_newline: str = "\n") -> ToySite:
+def make_site(where: Path, *, version: str = "1.0", module: str | None = None, record_newline: str = "\n") -> Site:
     """A site holding toypkg `version` (1.0: the bug; 2.0: fixed) and a catalog that knows it."""
     root, catalog = where / "site", where / "catalog"
     text = module if module is not None else (BUGGY_MODULE if version == "1.0" else FIXED_MODULE)
     files = {"toypkg/__init__.py": b'"""toypkg."""\n', MODULE: text.encode("utf-8")}
     dist_info = f"toypkg-{version}.dist-info"
     files[f"{dist_info}/METADATA"] = f"Metadata-Version: 2.1\nName: toypkg\nVersion: {version}\n\n".encode()
-    for relative, data in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    rows = [f"{relative},{record_hash(data)},{len(data)}" for relative, data in files.items()]
-    rows.append(f"{dist_info}/RECORD,,")
-    (root / dist_info / "RECORD").write_bytes("".join(row + record_newline for row in rows).encode("utf-8"))
+    write_files(root, files, dist_info, record_newline)
     write_catalog(catalog)
-    return ToySite(root, catalog, version)
+    return site_at(root, catalog, version)
+
+
+def site_at(root: Path, catalog: Path, version: str = "1.0") -> Site:
+    """The toy distribution where it lies (a site, or an interpreter's own site-packages) and its catalog."""
+    return Site(root, "toypkg", version, MODULE, PATCH_ID, catalog=catalog)

@@ -16,11 +16,11 @@ Each wheel is a zip with madeup-<v>.dist-info/{METADATA,WHEEL,RECORD} and RECORD
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from support import record_line
 
 NAME = "madeup"
 CORE = "madeup/core.py"
@@ -88,11 +88,6 @@ BASKET_TEXTS = {
 RELEASES = tuple(CORE_TEXTS)
 
 
-def record_hash(data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
-    return f"sha256={digest}"
-
-
 def release_files(version: str) -> dict[str, bytes]:
     files = {"madeup/__init__.py": f'"""madeup."""\n\n__version__ = "{version}"\n'.encode()}
     files[CORE] = CORE_TEXTS[version].encode("utf-8")
@@ -117,7 +112,7 @@ def write_wheel(
         b"Tag: py3-none-any\n",
     }
     listed = {**(files if record is None else record), **metadata}
-    rows = [f"{path},{record_hash(data)},{len(data)}" for path, data in listed.items()]
+    rows = [record_line(path, data) for path, data in listed.items()]
     rows.append(f"{dist_info}/RECORD,,")
     path = directory / f"{name}-{version}-py3-none-any.whl"
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:

@@ -1,0 +1,317 @@
+"""What the tests share, in one place: hfpatch run as a user runs it, a site that holds an installed distribution,
+real venvs, what "nothing changed" means, and the RECORD line a file should have.
+
+The RECORD lines are computed here with base64 and hashlib, independently of hfpatch's own wheelrecord, so that a
+test of RECORD is never hfpatch checked against itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+# What steers hfpatch from outside a test (fault injection, a catalog): never inherited from the test's own process.
+_STEERING = {"HFPATCH_FAULT", "HFPATCH_CATALOG"}
+
+
+# ----------------------------------------------------------------------------------------- running hfpatch
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A finished hfpatch: exit code and both streams."""
+
+    code: int
+    out: str
+    err: str
+
+    def label(self, patch_id: str) -> str:
+        """The label hfpatch printed for the patch (`  <id>: <label>: <sentence>`): a condition, or what it did."""
+        (line,) = [line for line in self.out.splitlines() if line.strip().startswith(f"{patch_id}:")]
+        return line.split(":")[1].strip()
+
+    def document(self) -> dict[str, Any]:
+        """The one JSON document of a --json run."""
+        parsed: dict[str, Any] = json.loads(self.out)
+        return parsed
+
+    def table(self) -> dict[str, tuple[str, str, str]]:
+        """`hfpatch new`'s release table: release -> (form, verdict, reason)."""
+        lines = self.out.splitlines()
+        start = next(index for index, line in enumerate(lines) if line.startswith("release "))
+        rows = {}
+        for line in lines[start + 1 :]:
+            if line.startswith(("note:", "wrote ", "no probe")):
+                break
+            release, form, verdict, reason = line.split(None, 3)
+            rows[release] = (form, verdict, reason)
+        return rows
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without anything that would steer hfpatch from outside the test."""
+    env = {key: value for key, value in os.environ.items() if key not in _STEERING}
+    env.update(extra)
+    return env
+
+
+def run(
+    command: list[str], *, env: dict[str, str] | None = None, cwd: Path | str | None = None, **how: Any
+) -> Completed:
+    """Any command as a real process (`how`: subprocess.run's other options, such as user= and group=)."""
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=clean_env() if env is None else env,
+        cwd=tempfile.gettempdir() if cwd is None else cwd,
+        timeout=how.pop("timeout", 300),
+        check=False,
+        **how,
+    )
+    return Completed(done.returncode, done.stdout, done.stderr)
+
+
+def hfpatch_command(*args: str, patch: str | None = None, python: str | None = None) -> list[str]:
+    """`python -m hfpatch ARGS [--patch ID] [--python PATH]`; the selection only after a command, not after --help."""
+    command = [sys.executable, "-m", "hfpatch", *args]
+    if args and not args[0].startswith("-"):
+        command += ["--patch", patch] if patch is not None else []
+        command += ["--python", python] if python is not None else []
+    return command
+
+
+def hfpatch(
+    *args: str,
+    patch: str | None = None,
+    python: str | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | str | None = None,
+    **how: Any,
+) -> Completed:
+    """hfpatch as a user runs it: a real process (`patch`, `python`: the --patch and --python it names). Run from the
+    temporary directory by default, never from the checkout, where `-m` would put the checkout first on sys.path
+    instead of the hfpatch under test."""
+    return run(hfpatch_command(*args, patch=patch, python=python), env=env, cwd=cwd, **how)
+
+
+def imports_of(
+    module_args: list[str], *, env: dict[str, str] | None = None, cwd: Path | str | None = None
+) -> tuple[Completed, set[str]]:
+    """`python -X importtime -m MODULE ARGS` as a real process, and every module it imported."""
+    done = run([sys.executable, "-X", "importtime", "-m", *module_args], env=env, cwd=cwd)
+    imported = {line.split("|")[-1].strip() for line in done.err.splitlines() if line.startswith("import time:")}
+    return done, imported
+
+
+def in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Completed:
+    """hfpatch's cli.main in this process, its output captured: for tables of many runs."""
+    from hfpatch import cli
+
+    capsys.readouterr()
+    code = cli.main(argv)
+    captured = capsys.readouterr()
+    return Completed(code, captured.out, captured.err)
+
+
+# ------------------------------------------------------------------------------------------------ sites
+
+
+@dataclass(frozen=True)
+class Site:
+    """A directory that holds an installed distribution (its package, a dist-info with RECORD), imported first
+    through PYTHONPATH, and the one patch a test acts on there. `catalog`: a catalog of the test's own (through
+    HFPATCH_CATALOG); `python`: the --python every run names (None: hfpatch acts on its own interpreter)."""
+
+    root: Path
+    distribution: str
+    version: str
+    relative_file: str
+    patch_id: str
+    catalog: Path | None = None
+    python: str | None = None
+
+    @property
+    def file(self) -> Path:
+        return self.root / self.relative_file
+
+    @property
+    def team_catalog(self) -> Path:
+        """The site's own catalog, which holds its patch (a site of a built-in patch has none)."""
+        assert self.catalog is not None, f"{self.patch_id} is a patch of the built-in catalog"
+        return self.catalog
+
+    @property
+    def dist_info(self) -> Path:
+        (found,) = self.root.glob(f"{self.distribution}-*.dist-info")
+        return found
+
+    @property
+    def record(self) -> Path:
+        return self.dist_info / "RECORD"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / ".hfpatch"
+
+    @property
+    def backup(self) -> Path:
+        return self.state_dir / self.patch_id / "original"
+
+    @property
+    def state(self) -> Path:
+        return self.state_dir / self.patch_id / "state.json"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = clean_env()
+        # The site first; an existing PYTHONPATH stays behind it (scripts/mutants.py puts hfpatch's copy there).
+        env["PYTHONPATH"] = os.pathsep.join([str(self.root), *filter(None, [os.environ.get("PYTHONPATH")])])
+        if self.catalog is not None:
+            env["HFPATCH_CATALOG"] = str(self.catalog)
+        env.update(extra)
+        return env
+
+    def command(self, *args: str, python: str | None = None) -> list[str]:
+        return hfpatch_command(*args, patch=self.patch_id, python=python or self.python)
+
+    def run(self, *args: str, python: str | None = None, **env: str) -> Completed:
+        """hfpatch as a user runs it, acting on this site and its patch."""
+        return hfpatch(*args, patch=self.patch_id, python=python or self.python, env=self.env(**env))
+
+    def start(self, *args: str, **env: str) -> subprocess.Popen[str]:
+        """hfpatch started in the background, for runs that must overlap."""
+        return subprocess.Popen(
+            self.command(*args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env(**env),
+            cwd=tempfile.gettempdir(),
+        )
+
+
+def write_files(root: Path, files: dict[str, bytes], dist_info: str, record_newline: str = "\n") -> None:
+    """Files as an installer leaves them: each at its path below root, and a RECORD that lists each by hash."""
+    for relative, data in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    rows = [record_line(relative, data) for relative, data in files.items()] + [f"{dist_info}/RECORD,,"]
+    (root / dist_info / "RECORD").write_bytes("".join(row + record_newline for row in rows).encode("utf-8"))
+
+
+# ---------------------------------------------------------------------------------- what the disk holds
+
+
+def tree(root: Path) -> dict[str, tuple[int, int, int, int, str]]:
+    """Every entry below root, links not followed, by inode, mode, size, mtime and link text: what "nothing
+    changed" means, since every way of writing a file changes one of them."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        link = str(path.readlink()) if path.is_symlink() else ""
+        found[str(path.relative_to(root))] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, link)
+    return found
+
+
+def sha256(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def sha256_of(path: Path) -> str:
+    return sha256(path.read_bytes())
+
+
+def record_hash(data: bytes) -> str:
+    """A file's hash as RECORD writes it (PEP 376/627): sha256, urlsafe base64 without padding."""
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
+
+
+def record_line(relative_file: str, data: bytes) -> str:
+    """The RECORD line (without its ending) that describes `data` installed at `relative_file`."""
+    return f"{relative_file},{record_hash(data)},{len(data)}"
+
+
+def line_in_record(record: bytes, relative_file: str) -> str:
+    """The text of RECORD's line for `relative_file`, without its line ending."""
+    (line,) = [line for line in record.decode("utf-8").splitlines() if line.startswith(f"{relative_file},")]
+    return line
+
+
+def record_with_line(record: bytes, old_line: str, new_line: str) -> bytes:
+    """RECORD with one line's text replaced and every other byte, line endings included, as it was."""
+    old, new = old_line.encode("utf-8"), new_line.encode("utf-8")
+    assert record.count(old) == 1, f"{old_line!r} is not once in RECORD"
+    return record.replace(old, new)
+
+
+# ------------------------------------------------------------------------------------------------ venvs
+
+
+@dataclass(frozen=True)
+class Venv:
+    """A real virtual environment (made without pip: the test environment's pip installs into it)."""
+
+    path: Path
+
+    @property
+    def python(self) -> str:
+        return str(self.path / "bin" / "python")
+
+    @property
+    def site_packages(self) -> Path:
+        (found,) = self.path.glob("lib/python*/site-packages")
+        return found
+
+    def pip(self, *args: str) -> None:
+        """The test environment's pip acting on the venv (pip --python)."""
+        command = [sys.executable, "-m", "pip", "--python", self.python, "--disable-pip-version-check", *args]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+        assert done.returncode == 0, f"pip {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+
+    def run(self, code: str) -> str:
+        """The last line `python -c CODE` printed in the venv, on stdout or stderr."""
+        done = run([self.python, "-c", code], timeout=60)
+        return (done.out + done.err).strip().splitlines()[-1]
+
+
+def make_venv(path: Path, *requirements: str, view: Path | None = None) -> Venv:
+    """A venv with `requirements` installed by pip (no dependencies, no bytecode); `view`: a directory of other
+    packages the venv sees through a .pth file (what those requirements need to import)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
+    venv = Venv(path)
+    if view is not None:
+        (venv.site_packages / "_test_dependencies.pth").write_text(f"{view}\n")
+    if requirements:
+        venv.pip("install", "--no-deps", "--no-compile", *requirements)
+    return venv
+
+
+def dependencies_view(where: Path, leave_out: set[str]) -> Path:
+    """The test environment's packages without those named (and without hfpatch): what a venv's own copy of a
+    distribution needs to import, without the test environment's copy, which pip would call installed already."""
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    view = where / "dependencies"
+    if view.exists():
+        return view
+    view.mkdir()
+    skipped = {*leave_out, "hfpatch", "_editable_impl_hfpatch"}
+    for installed in purelib.iterdir():
+        if installed.name.split("-")[0].split(".")[0].lower() in skipped:
+            continue
+        if installed.name.endswith(".pth") or installed.name.startswith("."):
+            continue
+        (view / installed.name).symlink_to(installed)
+    return view
