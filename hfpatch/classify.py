@@ -1,4 +1,5 @@
-"""What the installed code is, for one patch. Pure: the file's bytes and the release's version in, a verdict out.
+"""What an installed file is, for one file of a patch. Pure: the file's bytes and the release's version in, a verdict
+out.
 
 The code decides; the version only decides where the code is not one the catalog knows: an unknown form in a final
 release at or after `fixed_in` is trusted as fixed, a target absent before `first_defined_in` predates the bug.
@@ -10,10 +11,10 @@ import hashlib
 from typing import TYPE_CHECKING, NamedTuple
 
 from hfpatch import versions
-from hfpatch.entry import Form, Patch, Target, Verdict, release_span
+from hfpatch.entry import Form, Patch, PatchFile, Target, Verdict, release_span
 
 if TYPE_CHECKING:
-    from hfpatch import definitions
+    from hfpatch import statements
 
 
 class TargetVerdict(NamedTuple):
@@ -33,33 +34,60 @@ class Classification(NamedTuple):
     released_in: tuple[str, ...] = ()
 
 
-def identify(source: bytes, patch: Patch, version: str | None) -> Classification:
-    """Classify the file by its code. Raises UnexpectedCode where it is not Python at all."""
-    known = patch.known_file(hashlib.sha256(source).hexdigest())
+def identify(source: bytes, patch: Patch, file: PatchFile, version: str | None) -> Classification:
+    """Classify one file of the patch by its code. Raises UnexpectedCode where it is not Python at all."""
+    known = file.known_file(hashlib.sha256(source).hexdigest())
     if known is not None:
-        where = f"the released {release_span(known.releases, empty='unlisted')} file"
+        what = "file" if len(patch.files) == 1 else file.file
+        where = f"the released {release_span(known.releases, empty='unlisted')} {what}"
         if known.verdict is None:
-            return Classification(Verdict.NOT_APPLICABLE, f"{where} has no {patch.target_names}")
+            return Classification(Verdict.NOT_APPLICABLE, f"{where} has no {file.target_names}")
         if known.verdict is not Verdict.NOT_APPLICABLE:  # for that one, the form's reason is worth a parse
             return Classification(known.verdict, where, released_in=known.releases)
     # ast and tokenize only for a file the catalog does not know by digest: `check` on a known release never parses.
-    from hfpatch import definitions
+    from hfpatch import statements
 
-    parsed = definitions.parse(source, patch.file)
-    found = [(target, definitions.find(parsed, target.name)) for target in patch.targets]
-    return _combine(tuple(_finding(definition, target, patch, version) for target, definition in found))
+    parsed = statements.parse(source, file.file)
+    found = [(target, unit_of(parsed, target)) for target in file.targets]
+    return _combine(tuple(_verdict(unit, target, patch, file, version) for target, unit in found))
 
 
-def _finding(found: definitions.Definition | None, target: Target, patch: Patch, version: str | None) -> TargetVerdict:
-    if found is None:
-        return _absent(target, patch, version)
-    form = target.form_of(found.sha256)
+def unit_of(parsed: statements.SourceFile, target: Target) -> statements.Unit | None:
+    """The statement a target names in a file (for schema 2: the function Python binds to the name)."""
+    from hfpatch import statements
+
+    return statements.find_bound(parsed, target.name) if target.legacy else statements.find(parsed, target.name)
+
+
+def digest_of(unit: statements.Unit, target: Target) -> str:
+    """The digest the entry knows this unit's text by (schema 2's entries digest the dedented definition)."""
+    from hfpatch import statements
+
+    return statements.text_sha256(statements.legacy_canonical(unit)) if target.legacy else unit.sha256
+
+
+def text_of(unit: statements.Unit, target: Target) -> str:
+    from hfpatch import statements
+
+    return statements.legacy_canonical(unit) if target.legacy else unit.text
+
+
+def _verdict(
+    unit: statements.Unit | None, target: Target, patch: Patch, file: PatchFile, version: str | None
+) -> TargetVerdict:
+    if unit is None:
+        return _absent(target, patch, file, version)
+    form = target.form_of(digest_of(unit, target))
     if form is not None:
         return TargetVerdict(target, form.verdict, _form_detail(target, form))
-    if versions.is_final_at_least(version, patch.fixed_in):
+    if _has_the_fix(version, patch):
         detail = f"{target.name} is a form hfpatch does not know, in a release that has the fix ({patch.fixed_in}+)"
         return TargetVerdict(target, Verdict.FIXED, detail)
-    return TargetVerdict(target, None, what_differs(target, found.canonical))
+    return TargetVerdict(target, None, what_differs(target, text_of(unit, target)))
+
+
+def _has_the_fix(version: str | None, patch: Patch) -> bool:
+    return patch.fixed_in is not None and versions.is_final_at_least(version, patch.fixed_in)
 
 
 def _form_detail(target: Target, form: Form) -> str:
@@ -67,16 +95,18 @@ def _form_detail(target: Target, form: Form) -> str:
     return f"{detail} ({form.reason})" if form.reason and form.verdict is Verdict.NOT_APPLICABLE else detail
 
 
-def _absent(target: Target, patch: Patch, version: str | None) -> TargetVerdict:
+def _absent(target: Target, patch: Patch, file: PatchFile, version: str | None) -> TargetVerdict:
+    if target.fixed_text is None:
+        return TargetVerdict(target, Verdict.FIXED, f"{target.name}, which the fix removes, is absent", absent=True)
+    if _has_the_fix(version, patch):
+        detail = f"{target.name} is gone from this release, which has the fix ({patch.fixed_in}+)"
+        return TargetVerdict(target, Verdict.FIXED, detail, absent=True)
     if target.insert_if_absent:
         return TargetVerdict(target, Verdict.NEEDS_PATCH, f"{target.name} is absent; the patch adds it", absent=True)
     if patch.first_defined_in is not None and versions.is_older(version, patch.first_defined_in):
         detail = f"{target.name} is absent, as in every release before {patch.first_defined_in}"
         return TargetVerdict(target, Verdict.NOT_APPLICABLE, detail, absent=True)
-    if versions.is_final_at_least(version, patch.fixed_in):
-        detail = f"{target.name} is gone from this release, which has the fix ({patch.fixed_in}+)"
-        return TargetVerdict(target, Verdict.FIXED, detail, absent=True)
-    detail = f"{patch.file} has no {target.name}, yet {patch.distribution} {version or '(unknown version)'} should"
+    detail = f"{file.file} has no {target.name}, yet {patch.distribution} {version or '(unknown version)'} should"
     return TargetVerdict(target, None, detail, absent=True)
 
 
@@ -86,21 +116,33 @@ def _combine(findings: tuple[TargetVerdict, ...]) -> Classification:
         for finding in findings:
             if finding.verdict is verdict:
                 return Classification(verdict, finding.detail, findings)
-    present = [finding for finding in findings if not finding.absent]
-    if any(finding.verdict is Verdict.NEEDS_PATCH for finding in present):
-        needing = [finding.detail for finding in findings if finding.verdict is Verdict.NEEDS_PATCH]
-        return Classification(Verdict.NEEDS_PATCH, "; ".join(needing), findings)
-    if all(finding.verdict is Verdict.FIXED for finding in findings):
+    needing = [finding for finding in findings if finding.verdict is Verdict.NEEDS_PATCH]
+    present_fixed = any(finding.verdict is Verdict.FIXED and not finding.absent for finding in findings)
+    if needing and (any(not finding.absent for finding in needing) or not present_fixed):
+        return Classification(Verdict.NEEDS_PATCH, "; ".join(finding.detail for finding in needing), findings)
+    if not needing:
         return Classification(Verdict.FIXED, "; ".join(finding.detail for finding in findings), findings)
-    # Only helpers to add, and nothing that needs them: not a form of any release the catalog knows.
+    # Only statements to add beside code that has the fix already: no release the catalog knows is like that.
     return Classification(None, "; ".join(finding.detail for finding in findings), findings)
 
 
+def combine_files(verdicts: list[Classification]) -> Classification:
+    """One patch's verdict from each of its files' (a patch of one file: that file's)."""
+    if len(verdicts) == 1:
+        return verdicts[0]
+    for verdict in (None, Verdict.NOT_APPLICABLE, Verdict.NEEDS_PATCH):
+        chosen = [found for found in verdicts if found.verdict is verdict]
+        if chosen:
+            return Classification(verdict, "; ".join(found.detail for found in chosen), ())
+    released = set.intersection(*(set(found.released_in) for found in verdicts))
+    return Classification(Verdict.FIXED, "; ".join(found.detail for found in verdicts), (), tuple(sorted(released)))
+
+
 def what_differs(target: Target, text: str) -> str:
-    """Point at the first line where a definition leaves the known form it is closest to."""
+    """Point at the first line where a statement leaves the known form it is closest to."""
     import difflib  # only for code nobody expected: a refusal, never on the common path
 
-    from hfpatch.definitions import line_digests
+    from hfpatch.statements import line_digests
 
     lines = line_digests(text)
     candidates = [form for form in target.forms if form.lines]

@@ -130,9 +130,11 @@ def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_optio
         action="append",
         default=[],
         required=True,
-        metavar="DIST:MODULE:QUALNAME",
-        help="a function or Class.method the fix changes, e.g. transformers:transformers.dynamic_module_utils:"
-        "_compute_local_source_files_hash (repeatable: one module of one distribution)",
+        metavar="DIST:MODULE[:NAME]",
+        help="what the fix changes: a name the module or a class binds (a function, a method Class.method, a class, "
+        "a constant, an import), e.g. transformers:transformers.dynamic_module_utils:_compute_local_source_files_hash, "
+        "or DIST:MODULE for every statement the fix changes in the module (repeatable; several modules of one "
+        "distribution make one patch of several files)",
     )
     parser.add_argument("--fixed-in", required=True, metavar="VERSION", help="the first release with the fix")
     parser.add_argument("--catalog", required=True, metavar="DIR", help="the catalog to write DIR/PATCH_ID into")

@@ -1,4 +1,8 @@
-"""What condition a patch is in, in one environment. Pure: the facts read off disk in, a condition out."""
+"""What condition a patch is in, in one environment. Pure: the facts read off disk in, a condition out.
+
+Each of the patch's files is judged on its own (by hfpatch's state where it holds the patch, else by its code),
+and the patch's condition is the one that needs the most attention.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from typing import NamedTuple
 from hfpatch import classify, versions, wheelrecord
 from hfpatch.entry import Verdict
 from hfpatch.errors import ExitCode, UnexpectedCode
-from hfpatch.facts import Facts
+from hfpatch.facts import Facts, FileFacts
 from hfpatch.state import Phase
 
 # The command a user should run next, spelt with the options they gave (--python, --patch, --catalog).
@@ -51,6 +55,20 @@ CHECK_EXIT = {
 # Conditions that apply would write to resolve.
 NEEDS_WRITING = frozenset({Condition.NEEDS_PATCH, Condition.DROPPED, Condition.INCOMPLETE})
 
+# Which file's condition speaks for a patch of several: the one that needs the most attention first.
+_PRECEDENCE = (
+    Condition.ERROR,
+    Condition.EDITED,
+    Condition.UNRECOGNISED,
+    Condition.INCOMPLETE,
+    Condition.DROPPED,
+    Condition.NEEDS_PATCH,
+    Condition.APPLIED,
+    Condition.FIXED_OTHERWISE,
+    Condition.FIXED_UPSTREAM,
+    Condition.NOT_APPLICABLE,
+)
+
 
 class Diagnosis(NamedTuple):
     condition: Condition
@@ -75,14 +93,15 @@ def diagnose(facts: Facts, suggest: Suggest = plain) -> Diagnosis:
     if installation is not None and installation.shared_with_base:
         python = installation.python
         shared = (
-            f"{facts.file} belongs to the base interpreter ({python.base_prefix}), not to this environment "
+            f"{facts.paths} belongs to the base interpreter ({python.base_prefix}), not to this environment "
             f"({python.prefix}): patching it patches the base interpreter and every venv made from it with "
             "--system-site-packages"
         )
         diagnosis = diagnosis._replace(notes=(*diagnosis.notes, shared))
-    if facts.link and diagnosis.condition in NEEDS_WRITING:
+    link = next((file.link for file in facts.files if file.link), None)
+    if link and diagnosis.condition in NEEDS_WRITING:
         advice = (
-            f"but {facts.link}, and hfpatch does not write through links: patch the tree the link points to "
+            f"but {link}, and hfpatch does not write through links: patch the tree the link points to "
             "(for an editable install, the source checkout), or install the package without links"
         )
         return diagnosis._replace(advice=advice)
@@ -101,8 +120,13 @@ def _diagnose(facts: Facts, suggest: Suggest) -> Diagnosis:
         return Diagnosis(Condition.NOT_INSTALLED, summary, orphans)
     if facts.state_error is not None:
         return Diagnosis(Condition.ERROR, facts.state_error)
-    if saved is not None and saved.target != patch.file:
-        summary = f"hfpatch's state for {patch.id} names {saved.target}, not {patch.file}; nothing was changed"
+    broken = next((file.state_error for file in facts.files if file.state_error), None)
+    if broken is not None:
+        return Diagnosis(Condition.ERROR, broken)
+    known = {file.file for file in patch.files}
+    strange = [] if saved is None else [change.file for change in saved.files if change.file not in known]
+    if strange:
+        summary = f"hfpatch's state for {patch.id} names {strange[0]}, not {patch.file_names}; nothing was changed"
         return Diagnosis(Condition.ERROR, summary)
     # Stale: the installer replaced the package since apply (another release or another install). Where either side
     # has no metadata to compare, that cannot be told, and the state is judged by the file's bytes as it is.
@@ -121,17 +145,13 @@ def _diagnose(facts: Facts, suggest: Suggest) -> Diagnosis:
             f"stale state: hfpatch patched {saved.distribution} {saved.version}, and {now} is installed now; "
             f"the next `{suggest('apply')}` or `{suggest('revert')}` clears it",
         )
-    if facts.missing:
-        if patch.first_defined_in and versions.is_older(installation.version, patch.first_defined_in):
-            summary = f"{patch.distribution} {installation.version} predates {patch.target_names}"
-            return Diagnosis(Condition.NOT_APPLICABLE, summary, notes, stale)
-        summary = f"{facts.file} is missing; reinstall {patch.distribution}"
-        return Diagnosis(Condition.ERROR, summary, notes, stale)
-    if facts.source is None:
-        return Diagnosis(Condition.ERROR, facts.source_error or f"cannot read {facts.file}", notes, stale)
+    trouble = _missing_or_unreadable(facts)
+    if trouble is not None:
+        return trouble._replace(notes=notes + trouble.notes, stale_state=stale)
     if saved is not None and not stale:
-        with_state = _with_state(facts, suggest)
-        return with_state._replace(notes=notes + with_state.notes)
+        judged = [_with_state(facts, file, suggest) for file in facts.files]
+        chosen = _worst(judged)
+        return chosen._replace(notes=notes + tuple(note for each in judged for note in each.notes))
     return _by_code(facts, notes, stale, suggest)
 
 
@@ -139,30 +159,61 @@ def _differ(then: str | None, now: str | None) -> bool:
     return then is not None and now is not None and then != now
 
 
+def _missing_or_unreadable(facts: Facts) -> Diagnosis | None:
+    patch, installation = facts.patch, facts.installation
+    assert installation is not None
+    for file in facts.files:
+        if file.missing:
+            if patch.first_defined_in and versions.is_older(installation.version, patch.first_defined_in):
+                return Diagnosis(
+                    Condition.NOT_APPLICABLE,
+                    f"{patch.distribution} {installation.version} predates {file.patch_file.target_names}",
+                )
+            return Diagnosis(Condition.ERROR, f"{file.path} is missing; reinstall {patch.distribution}")
+        if file.source is None:
+            return Diagnosis(Condition.ERROR, file.source_error or f"cannot read {file.path}")
+    return None
+
+
+def _worst(judged: list[Diagnosis]) -> Diagnosis:
+    """The diagnosis of the file that needs the most attention; several of one condition are said together."""
+    for condition in _PRECEDENCE:
+        chosen = [each for each in judged if each.condition is condition]
+        if chosen:
+            if len(chosen) == 1:
+                return chosen[0]
+            finding = "; ".join(dict.fromkeys(each.finding for each in chosen))
+            lagging = next((each.lagging for each in chosen if each.lagging), None)
+            return chosen[0]._replace(finding=finding, lagging=lagging)
+    raise AssertionError("a patch has at least one file")
+
+
 def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest) -> Diagnosis:
     patch, installation = facts.patch, facts.installation
-    assert installation is not None and facts.source is not None
+    assert installation is not None
     try:
-        found = classify.identify(facts.source, patch, installation.version)
+        verdicts = [_identify(facts, file) for file in facts.files]
     except UnexpectedCode as error:
         return Diagnosis(Condition.UNRECOGNISED, f"{error}; reinstall {patch.distribution}", notes, stale)
+    found = classify.combine_files([verdict for _, verdict in verdicts])
     if found.verdict is Verdict.NEEDS_PATCH:
-        summary = f"{found.detail}, which has the bug {patch.upstream} fixed in {patch.fixed_in}"
+        summary = f"{found.detail}, which has the bug {patch.upstream} fixed {patch.fixed_upstream}"
         return Diagnosis(Condition.NEEDS_PATCH, summary, notes, stale, advice=f"run `{suggest('apply')}`")
     if found.verdict is Verdict.NOT_APPLICABLE:
         return Diagnosis(Condition.NOT_APPLICABLE, found.detail, notes, stale)
     if found.verdict is None:
-        summary = f"{found.detail} (in {facts.file}); hfpatch will not touch code it does not know"
+        where = next(file.path for file, verdict in verdicts if verdict.verdict is None)
+        summary = f"{found.detail} (in {where}); hfpatch will not touch code it does not know"
         return Diagnosis(Condition.UNRECOGNISED, summary, notes, stale)
-    if facts.stale_bytecode:
-        summary = f"the source has the fix, but cached bytecode still runs other code: {facts.stale_bytecode[0]}"
+    stale_bytecode = next((file.stale_bytecode[0] for file in facts.files if file.stale_bytecode), None)
+    if stale_bytecode is not None:
+        summary = f"the source has the fix, but cached bytecode still runs other code: {stale_bytecode}"
         advice = f"run `{suggest('apply')}` to rebuild it"
         return Diagnosis(Condition.INCOMPLETE, summary, notes, stale, lagging="stale bytecode", advice=advice)
     # A file the catalog lists as fixed in this very release needs no version arithmetic (nor packaging's import).
-    if installation.version in found.released_in or versions.is_at_least(installation.version, patch.fixed_in):
-        summary = (
-            f"{patch.distribution} {installation.version} has the upstream fix ({patch.upstream}, in {patch.fixed_in})"
-        )
+    version = installation.version
+    if patch.fixed_in is not None and (version in found.released_in or versions.is_at_least(version, patch.fixed_in)):
+        summary = f"{patch.distribution} {version} has the upstream fix ({patch.upstream}, in {patch.fixed_in})"
         # Obsolete for this patch only: whether the apply step is dead is the environment's question (check
         # --fail-on-obsolete), since another patch of the catalog may still need it.
         return Diagnosis(Condition.FIXED_UPSTREAM, f"{summary}: this patch is obsolete here", notes, stale)
@@ -170,28 +221,52 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
     return Diagnosis(Condition.FIXED_OTHERWISE, summary, notes, stale)
 
 
-def _with_state(facts: Facts, suggest: Suggest) -> Diagnosis:
-    patch, saved, source, digest = facts.patch, facts.state, facts.source, facts.source_sha256
-    assert saved is not None and source is not None
+def _identify(facts: Facts, file: FileFacts) -> tuple[FileFacts, classify.Classification]:
+    assert file.source is not None and facts.installation is not None
+    return file, classify.identify(file.source, facts.patch, file.patch_file, facts.installation.version)
+
+
+def _with_state(facts: Facts, file: FileFacts, suggest: Suggest) -> Diagnosis:
+    """One file, judged by hfpatch's state of the patch and of the file."""
+    patch, saved, digest = facts.patch, facts.state, file.source_sha256
+    assert saved is not None and file.source is not None
+    held = file.state
+    change = saved.change_of(file.file)
     notes: tuple[str, ...] = ()
-    if digest != saved.before_sha256 and facts.backup_error is not None:
-        notes = (f"{facts.backup_error}: `hfpatch revert` cannot restore the original; reinstall {patch.distribution}",)
-    if digest == saved.after_sha256:
-        lagging = _record_lags(facts, source)
-        if lagging is None and facts.stale_bytecode:
-            lagging = f"stale bytecode {facts.stale_bytecode[0]} would run"
-        if saved.phase is Phase.APPLIED and lagging is None:
-            summary = f"hfpatch {saved.hfpatch_version} patched {facts.file} on {saved.applied_at}"
-            return Diagnosis(Condition.APPLIED, summary, notes)
-        finding, advice = _interrupted(saved.phase, lagging, suggest)
-        return Diagnosis(Condition.INCOMPLETE, finding, notes, lagging=lagging, advice=advice)
-    if digest == saved.before_sha256:
-        if saved.phase is not Phase.APPLIED:
-            finding, advice = _interrupted(saved.phase, None, suggest)
+    if held is not None and digest != held.original_sha256 and file.original_error is not None:
+        notes = (
+            f"{file.original_error}: `hfpatch revert` cannot restore the original; reinstall {patch.distribution}",
+        )
+    if saved.phase is not Phase.APPLIED:
+        if change is not None and digest not in (change.before_sha256, change.after_sha256):
+            return _edited(facts, file, suggest, notes)
+        finding, advice = _interrupted(saved.phase, None, suggest)
+        return Diagnosis(Condition.INCOMPLETE, finding, notes, advice=advice)
+    if held is None or patch.id not in held.patches:
+        if held is None and change is not None and digest == change.after_sha256:
+            # the file holds the patch, and only hfpatch's state of the file is gone
+            finding, advice = _interrupted(Phase.APPLYING, None, suggest)
             return Diagnosis(Condition.INCOMPLETE, finding, notes, advice=advice)
-        summary = f"{facts.file} holds the original code again (was {patch.distribution} reinstalled?)"
+        summary = f"{file.path} holds the original code again (was {patch.distribution} reinstalled?)"
         return Diagnosis(Condition.DROPPED, summary, notes, advice=f"run `{suggest('apply')}`")
-    summary = f"{facts.file} was changed since hfpatch applied {patch.id}; hfpatch will not overwrite it"
+    if digest == held.sha256:
+        lagging = _record_lags(facts, file)
+        if lagging is None and file.stale_bytecode:
+            lagging = f"stale bytecode {file.stale_bytecode[0]} would run"
+        if lagging is None:
+            summary = f"hfpatch {saved.hfpatch_version} patched {file.path} on {saved.applied_at}"
+            return Diagnosis(Condition.APPLIED, summary, notes)
+        finding, advice = _interrupted(Phase.APPLIED, lagging, suggest)
+        return Diagnosis(Condition.INCOMPLETE, finding, notes, lagging=lagging, advice=advice)
+    if digest == held.original_sha256:
+        summary = f"{file.path} holds the original code again (was {patch.distribution} reinstalled?)"
+        return Diagnosis(Condition.DROPPED, summary, notes, advice=f"run `{suggest('apply')}`")
+    return _edited(facts, file, suggest, notes)
+
+
+def _edited(facts: Facts, file: FileFacts, suggest: Suggest, notes: tuple[str, ...]) -> Diagnosis:
+    patch = facts.patch
+    summary = f"{file.path} was changed since hfpatch applied {patch.id}; hfpatch will not overwrite it"
     advice = f"`{suggest('revert')} --force` puts the original back"
     return Diagnosis(Condition.EDITED, summary, notes, advice=advice)
 
@@ -204,10 +279,11 @@ def _interrupted(phase: Phase, lagging: str | None, suggest: Suggest) -> tuple[s
     return f"the patched file is in place, but {lagging}", f"run `{suggest('apply')}` to finish"
 
 
-def _record_lags(facts: Facts, source: bytes) -> str | None:
+def _record_lags(facts: Facts, file: FileFacts) -> str | None:
     installation = facts.installation
-    if installation is None or installation.record is None or facts.record_line is None:
+    if installation is None or installation.record is None or file.record_line is None:
         return None
-    if facts.record_line == wheelrecord.line_for(facts.patch.file, source):
+    assert file.source is not None
+    if file.record_line == wheelrecord.line_for(file.file, file.source):
         return None
     return f"{installation.record} does not match the file"

@@ -47,7 +47,7 @@ def run(command: Command, patch: Patch, environment: Environment, options: Optio
         if not decided.steps:
             return outcome(facts, diagnosis, decided)
         if options.dry_run:
-            return _preview(facts, diagnosis, decided)
+            return _preview(facts, diagnosis, decided, options)
         return _perform(command, facts, decided, options)
     except HfpatchError as error:
         condition = Condition.ERROR if diagnosis is None else diagnosis.condition
@@ -80,11 +80,11 @@ def _perform(command: Command, facts: Facts, decided: Plan, options: Options) ->
     """Take the environment's lock, read and decide again under it, and carry out what that decision says."""
     installation = facts.installation
     if installation is None:  # only hfpatch's state of an uninstalled package: each root has its own lock
-        notes = executor.execute(decided, facts)
+        notes = executor.execute(decided, facts, options.lookup)
     else:
         with files.locked(state.lock_file(installation.root), executor.LOCK_TIMEOUT):
             facts, _, decided = decide(command, facts.patch, facts.python, installation, options)
-            notes = executor.execute(decided, facts)
+            notes = executor.execute(decided, facts, options.lookup)
     # What the environment holds now (the file's digest, the state, the condition), as `check` would say it.
     after = gather(facts.patch, facts.python, installation)
     return outcome(after, diagnose(after, options.suggest), decided, notes)
@@ -101,18 +101,18 @@ _PREVIEW = {
 }
 
 
-def _preview(facts: Facts, diagnosis: Diagnosis, decided: Plan) -> Outcome:
-    """A dry run: what the plan would write, as a unified diff where it changes the file; nothing is written."""
-    after = None
+def _preview(facts: Facts, diagnosis: Diagnosis, decided: Plan, options: Options) -> Outcome:
+    """A dry run: what the plan would write, as a unified diff of each file it changes; nothing is written."""
+    plans: list[executor.FilePlan] = []
     if Step.PATCH in decided.steps:
-        after = executor.original_and_patched(facts)[1]
+        plans = [executor.applying(facts, file) for file in facts.files]
     elif Step.RESTORE in decided.steps:
-        after = executor.original_of(facts)
-    diff = ""
-    if after is not None and facts.source is not None and after != facts.source:
-        diff = unified_diff(facts.source, after, facts.patch.file)
+        plans = [executor.reverting(facts, file, options.lookup) for file in facts.files]
+    diff = "".join(
+        unified_diff(plan.before, plan.after, plan.facts.file) for plan in plans if plan.after != plan.before
+    )
     action, sentence = _PREVIEW.get(decided.action, (decided.action, decided.message))
-    message = sentence.format(file=facts.file, patch=facts.patch.id)
+    message = sentence.format(file=facts.paths, patch=facts.patch.id)
     return Outcome(facts.patch, facts, diagnosis.condition, action, decided.exit_code, message, diagnosis.notes, diff)
 
 

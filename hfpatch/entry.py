@@ -2,14 +2,21 @@
 
 An entry is a directory:
 
-    <catalog>/<id>/patch.json          what the patch targets, where it comes from, the known forms by digest
-    <catalog>/<id>/fixed/<name>.py     the exact fixed text of each definition it replaces
+    <catalog>/<id>/patch.json          what the patch changes, where it comes from, every known form by digest
+    <catalog>/<id>/fixed/...           the exact fixed text of each statement it puts in
     <catalog>/<id>/probe.py            optional: what `hfpatch verify` runs in the application's interpreter
-    <catalog>/<id>/transform.py        optional: a libcst transform where replacing whole definitions cannot do
+    <catalog>/<id>/transform.py        optional: a libcst transform where replacing whole statements cannot do
+
+A patch changes one or more files of one distribution. In each file it changes *targets*: statements of the module
+or of a class body, named by their keys (hfpatch.statements): a function or method replaced by its fixed text, an
+import or a constant added where the fixed release has it, a statement the fix removed taken out.
 
 The entries are JSON, not TOML: `check` reads every entry of every catalog it is given, and the standard library
 parses JSON in C, an order of magnitude faster than tomllib parses the same data, without importing tomllib's ~5 ms
 (benchmarks/bench.py). `render` writes them laid out for review; `load` refuses anything it would not write.
+
+Schema 3 (hfpatch 0.3) holds a list of files; schema 2 (hfpatch 0.2: one file, definitions digested dedented) is
+still read, as one file.
 """
 
 from __future__ import annotations
@@ -25,20 +32,23 @@ from typing import Any, NamedTuple
 from hfpatch import versions
 from hfpatch.errors import CatalogError
 
-SCHEMA = 2
+SCHEMA = 3
+READS = (2, 3)
 ENTRY = "patch.json"
 # What hfpatch 0.1 wrote: TOML, schema 1 (python -m hfpatch.migrate converts it).
 OLD_ENTRY = "patch.toml"
-# What an entry's id and a target's name may be; `hfpatch new` checks its input against the same patterns.
+# What an entry's id and a name in a key may be; `hfpatch new` checks its input against the same patterns.
 ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
-QUALNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
+QUALNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+ADVISORY = re.compile(r"(CVE-\d{4}-\d{4,}|GHSA(-[23456789cfghjmpqrvwx]{4}){3}|PYSEC-\d{4}-\d+)")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 # A known file's verdict where the release has none of the targets (no Verdict: no form of them to judge).
 ABSENT = "absent"
 
 
 class Verdict(enum.Enum):
-    """What a known form of a definition means for the patch."""
+    """What a known form of a statement means for the patch."""
 
     NEEDS_PATCH = "needs-patch"
     FIXED = "fixed"
@@ -46,13 +56,13 @@ class Verdict(enum.Enum):
 
 
 class Form(NamedTuple):
-    """One text a definition has had in real releases, known by the sha256 of its canonical text."""
+    """One text a statement has had in real releases, known by the sha256 of its text."""
 
     sha256: str
     verdict: Verdict
     releases: tuple[str, ...]
     reason: str = ""
-    # Short digests of each line of the canonical text: enough to point at the line where unknown code differs.
+    # Short digests of each line of the text: enough to point at the line where unknown code differs.
     lines: tuple[str, ...] = ()
 
     @property
@@ -61,17 +71,29 @@ class Form(NamedTuple):
 
 
 class Target(NamedTuple):
-    """A definition the patch replaces: a module-level function or a method (`Class.method`)."""
+    """A statement the patch changes, named by its key: it gets `fixed_text`, or is taken out where that is None."""
 
     name: str
-    fixed_text: str
+    fixed_text: str | None
     forms: tuple[Form, ...]
-    # Absent from a release that needs the patch (a helper the fix added): insert it before the next target.
+    # Absent from a release that needs the patch (a helper, an import the fix added): insert it.
     insert_if_absent: bool = False
+    # Where an insertion goes: after the statement `after` of its scope, or else before `before` (keys of the fixed
+    # release); neither: at the start of its scope.
+    after: str | None = None
+    before: str | None = None
+    # The comment and blank lines above it in the fixed release: inserted with it, and put in place of a lead whose
+    # digest `lead_was` lists.
+    lead: str | None = None
+    lead_was: tuple[str, ...] = ()
+    # Where the fixed text lies in the entry (relative, POSIX).
+    fixed_file: str | None = None
+    # Schema 2: digests and the fixed text are the definition dedented (hfpatch.statements.legacy_canonical).
+    legacy: bool = False
 
     @property
-    def fixed_sha256(self) -> str:
-        return text_sha256(self.fixed_text)
+    def fixed_sha256(self) -> str | None:
+        return None if self.fixed_text is None else text_sha256(self.fixed_text)
 
     def form_of(self, digest: str) -> Form | None:
         for form in self.forms:
@@ -91,29 +113,14 @@ class KnownFile(NamedTuple):
     patched_sha256: str | None = None
 
 
-class Patch(NamedTuple):
-    id: str
-    title: str
-    upstream: str
-    url: str
-    distribution: str
-    module: str
-    # The patched file, relative to the directory that holds the top-level package (site-packages), POSIX style.
-    file: str
-    fixed_in: str
-    # The first release that defines the targets; absent targets in older releases mean the bug is not there yet.
-    first_defined_in: str | None
-    targets: tuple[Target, ...]
-    known_files: tuple[KnownFile, ...]
-    directory: Path
-    probe: Path | None = None
-    transform: Path | None = None
-    # Free text for the reader of the entry: where it came from, what it proves (JSON has no comments).
-    about: tuple[str, ...] = ()
+class PatchFile(NamedTuple):
+    """One file a patch changes."""
 
-    @property
-    def package(self) -> str:
-        return self.module.split(".")[0]
+    module: str
+    # Relative to the directory that holds the top-level package (site-packages), POSIX style.
+    file: str
+    targets: tuple[Target, ...]
+    known_files: tuple[KnownFile, ...] = ()
 
     @property
     def target_names(self) -> str:
@@ -121,6 +128,46 @@ class Patch(NamedTuple):
 
     def known_file(self, digest: str) -> KnownFile | None:
         return next((known for known in self.known_files if known.sha256 == digest), None)
+
+
+class Patch(NamedTuple):
+    id: str
+    title: str
+    upstream: str
+    url: str
+    distribution: str
+    # The first release with the fix; None where no release has it yet (a fix taken from an unreleased build).
+    fixed_in: str | None
+    # The first release that defines the targets; absent targets in older releases mean the bug is not there yet.
+    first_defined_in: str | None
+    files: tuple[PatchFile, ...]
+    directory: Path
+    probe: Path | None = None
+    transform: Path | None = None
+    # Free text for the reader of the entry: where it came from, what it proves (JSON has no comments).
+    about: tuple[str, ...] = ()
+    # The security advisories the fix closes (CVE, GHSA and PYSEC ids).
+    advisories: tuple[str, ...] = ()
+    # The oldest and the newest release `hfpatch new` read: what the entry knows.
+    releases_read: tuple[str, str] | None = None
+
+    @property
+    def package(self) -> str:
+        """The top-level package every file of the patch lies in."""
+        return self.files[0].module.split(".")[0]
+
+    @property
+    def target_names(self) -> str:
+        return "; ".join(f"{file.target_names}" for file in self.files)
+
+    @property
+    def file_names(self) -> str:
+        return ", ".join(file.file for file in self.files)
+
+    @property
+    def fixed_upstream(self) -> str:
+        """In words: where the fix is upstream."""
+        return f"in {self.fixed_in}" if self.fixed_in else "in no release yet"
 
 
 def release_span(releases: Sequence[str], empty: str = "no listed release") -> str:
@@ -132,6 +179,9 @@ def release_span(releases: Sequence[str], empty: str = "no listed release") -> s
 
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ------------------------------------------------------------------------------------------------- reading
 
 
 def load(directory: Path) -> Patch:
@@ -169,13 +219,19 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
+_HEADER = frozenset(
+    {"schema", "about", "id", "title", "upstream", "url", "distribution", "fixed_in", "first_defined_in"}
+    | {"probe", "transform", "advisories", "releases_read"}
+)
+_FILE = frozenset({"module", "file", "targets", "known_files"})
 # The keys each object may have: a misspelt one ("Probe") is refused, never read as absent.
 _KEYS = {
-    "the entry": frozenset(
-        {"schema", "about", "id", "title", "upstream", "url", "distribution", "module", "file", "fixed_in"}
-        | {"first_defined_in", "probe", "transform", "targets", "known_files"}
-    ),
-    "a target": frozenset({"name", "fixed", "insert_if_absent", "forms"}),
+    "the entry": _HEADER | {"files"},
+    "the entry (schema 2)": (_HEADER - {"advisories", "releases_read"}) | _FILE,
+    "a file": _FILE,
+    "a target": frozenset({"name", "fixed", "delete", "insert_if_absent", "after", "before", "lead", "lead_was"})
+    | {"forms"},
+    "a target (schema 2)": frozenset({"name", "fixed", "insert_if_absent", "forms"}),
     "a form": frozenset({"sha256", "verdict", "reason", "releases", "lines"}),
     "a known file": frozenset({"sha256", "verdict", "releases", "patched_sha256", "note"}),
 }
@@ -184,60 +240,125 @@ _KEYS = {
 def _known_keys(data: Mapping[str, Any], what: str) -> None:
     unknown = sorted(set(data) - _KEYS[what])
     if unknown:
-        raise ValueError(f"{what} has an unknown key {unknown[0]!r} (it may have {', '.join(sorted(_KEYS[what]))})")
+        allowed = ", ".join(sorted(_KEYS[what]))
+        raise ValueError(f"{what.partition(' (')[0]} has an unknown key {unknown[0]!r} (it may have {allowed})")
 
 
 def _patch(data: Mapping[str, Any], directory: Path) -> Patch:
     schema = data.get("schema")
-    if type(schema) is not int or schema != SCHEMA:
+    if type(schema) is not int or schema not in READS:
         newer = " (a newer hfpatch wrote it? upgrade hfpatch)" if type(schema) is int and schema > SCHEMA else ""
-        raise ValueError(f"schema must be {SCHEMA} (this hfpatch reads schema {SCHEMA}), not {schema!r}{newer}")
-    _known_keys(data, "the entry")
+        reads = " or ".join(map(str, READS))
+        raise ValueError(f"schema must be {SCHEMA} (this hfpatch reads schema {reads}), not {schema!r}{newer}")
+    legacy = schema == 2
+    _known_keys(data, "the entry (schema 2)" if legacy else "the entry")
     patch_id = _string(data, "id")
     if not ID.fullmatch(patch_id) or patch_id != directory.name:
         raise ValueError(
             f"id {patch_id!r} must be lowercase letters, digits, '.', '_', '-', and name its directory "
             f"({directory.name!r})"
         )
-    file = _string(data, "file")
-    if file.startswith("/") or ".." in file.split("/") or not file.endswith(".py"):
-        raise ValueError(f"file {file!r} must be a .py path relative to site-packages")
-    targets = tuple(_target(item, directory) for item in _objects(data, "targets"))
-    if not targets:
-        raise ValueError("it names no targets")
-    if len({target.name for target in targets}) != len(targets):
-        raise ValueError("a target is named twice")
+    if legacy:
+        files: tuple[PatchFile, ...] = (_file(data, directory, legacy=True),)
+    else:
+        files = tuple(_file(item, directory, legacy=False) for item in _objects(data, "files"))
+    if not files:
+        raise ValueError("it names no files")
+    if len({file.file for file in files}) != len(files):
+        raise ValueError("a file is named twice")
+    if len({file.module.split(".")[0] for file in files}) != 1:
+        raise ValueError("its files lie in more than one top-level package")
     return Patch(
         id=patch_id,
         title=_string(data, "title"),
         upstream=_string(data, "upstream"),
         url=_string(data, "url"),
         distribution=_string(data, "distribution"),
-        module=_string(data, "module"),
-        file=file,
-        fixed_in=_version(data, "fixed_in"),
+        fixed_in=_version(data, "fixed_in") if legacy or "fixed_in" in data else None,
         first_defined_in=_version(data, "first_defined_in") if "first_defined_in" in data else None,
-        targets=targets,
-        known_files=tuple(_known_file(item) for item in _objects(data, "known_files")),
+        files=files,
         directory=directory,
         probe=_optional_file(data, "probe", directory),
         transform=_optional_file(data, "transform", directory),
         about=_strings(data, "about"),
+        advisories=_advisories(data),
+        releases_read=_span(data, "releases_read"),
     )
 
 
-def _target(data: Mapping[str, Any], directory: Path) -> Target:
-    _known_keys(data, "a target")
+def _file(data: Mapping[str, Any], directory: Path, *, legacy: bool) -> PatchFile:
+    if not legacy:
+        _known_keys(data, "a file")
+    module = _string(data, "module")
+    if not MODULE.fullmatch(module):
+        raise ValueError(f"module {module!r} must be a dotted module name")
+    file = _string(data, "file")
+    if file.startswith("/") or ".." in file.split("/") or not file.endswith(".py"):
+        raise ValueError(f"file {file!r} must be a .py path relative to site-packages")
+    targets = tuple(_target(item, directory, legacy) for item in _objects(data, "targets"))
+    if not targets:
+        raise ValueError(f"it names no targets in {file}")
+    if legacy:  # hfpatch 0.2 inserted a helper before the next target of its scope
+        targets = tuple(
+            target._replace(before=_next_of_scope(targets, index)) if target.insert_if_absent else target
+            for index, target in enumerate(targets)
+        )
+    if len({target.name for target in targets}) != len(targets):
+        raise ValueError(f"a target is named twice in {file}")
+    known = tuple(_known_file(item) for item in _objects(data, "known_files"))
+    return PatchFile(module, file, targets, known)
+
+
+def _next_of_scope(targets: Sequence[Target], index: int) -> str | None:
+    scope = targets[index].name.rpartition(".")[0]
+    later = (target.name for target in targets[index + 1 :] if target.name.rpartition(".")[0] == scope)
+    return next(later, None)
+
+
+def _target(data: Mapping[str, Any], directory: Path, legacy: bool) -> Target:
+    _known_keys(data, "a target (schema 2)" if legacy else "a target")
     name = _string(data, "name")
-    if not QUALNAME.fullmatch(name):
+    if legacy and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?", name):
         raise ValueError(f"target {name!r} must be a function name or Class.method")
-    fixed_path = _required_file(data, "fixed", directory)
-    fixed_text = fixed_path.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip("\n")
+    if not legacy and ("\n" in name or name != name.strip()):
+        raise ValueError(f"target {name!r} must be one line, without surrounding spaces")
+    delete = _flag(data, "delete")
+    if delete and "fixed" in data:
+        raise ValueError(f"target {name!r} is deleted and has a fixed text: one or the other")
+    fixed_text = None
+    fixed_file = None
+    if not delete:
+        path = _required_file(data, "fixed", directory)
+        fixed_text = path.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip("\n")
+        fixed_file = _string(data, "fixed")
     forms = tuple(_form(item) for item in _objects(data, "forms"))
-    insert_if_absent = data.get("insert_if_absent", False)
-    if not isinstance(insert_if_absent, bool):
-        raise ValueError("insert_if_absent must be true or false")
-    return Target(name, fixed_text, forms, insert_if_absent=insert_if_absent)
+    return Target(
+        name=name,
+        fixed_text=fixed_text,
+        forms=forms,
+        insert_if_absent=_flag(data, "insert_if_absent"),
+        after=_optional_string(data, "after"),
+        before=_optional_string(data, "before"),
+        lead=_lead(data),
+        lead_was=tuple(_digest_value(value, "lead_was") for value in _strings(data, "lead_was")),
+        fixed_file=fixed_file,
+        legacy=legacy,
+    )
+
+
+def _lead(data: Mapping[str, Any]) -> str | None:
+    if "lead" not in data:
+        return None
+    if not isinstance(data["lead"], str):
+        raise ValueError("lead must be a string")
+    return _text(data["lead"], "lead")
+
+
+def _flag(data: Mapping[str, Any], key: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{key} must be true or false")
+    return value
 
 
 def _form(data: Mapping[str, Any]) -> Form:
@@ -271,6 +392,23 @@ def _verdict(data: Mapping[str, Any], *also: str) -> Verdict:
         raise ValueError(f"verdict {value!r} is none of {known}") from None
 
 
+def _advisories(data: Mapping[str, Any]) -> tuple[str, ...]:
+    found = _strings(data, "advisories")
+    wrong = next((value for value in found if not ADVISORY.fullmatch(value)), None)
+    if wrong is not None:
+        raise ValueError(f"advisories lists {wrong!r}, which is no CVE, GHSA or PYSEC id (CVE-2026-1839, ...)")
+    return found
+
+
+def _span(data: Mapping[str, Any], key: str) -> tuple[str, str] | None:
+    if key not in data:
+        return None
+    span = _versions(data, key)
+    if len(span) != 2:
+        raise ValueError(f"{key} must be two releases, the oldest and the newest read")
+    return span[0], span[1]
+
+
 def _objects(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     items = data.get(key, [])
     if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
@@ -290,7 +428,10 @@ def _optional_string(data: Mapping[str, Any], key: str) -> str | None:
 
 
 def _digest(data: Mapping[str, Any], key: str) -> str:
-    value = _string(data, key)
+    return _digest_value(_string(data, key), key)
+
+
+def _digest_value(value: str, key: str) -> str:
     if not _DIGEST.fullmatch(value):
         raise ValueError(f"{key} {value!r} is not a sha256 in lowercase hex")
     return value
@@ -347,56 +488,120 @@ def _optional_file(data: Mapping[str, Any], key: str, directory: Path) -> Path |
 # ------------------------------------------------------------------------------------------------- writing
 
 
-def fixed_path(target: Target) -> str:
-    return f"fixed/{target.name}.py"
+def with_fixed_files(patch: Patch) -> Patch:
+    """The patch with a place in fixed/ for each target's fixed text: fixed/<name>.py for a patch of one file,
+    fixed/<module>/<name>.py for several; names made safe for a file system and unique."""
+    files = []
+    for file in patch.files:
+        where = "fixed" if len(patch.files) == 1 else f"fixed/{file.module}"
+        taken: set[str] = set()
+        targets = []
+        for target in file.targets:
+            if target.fixed_text is None:
+                targets.append(target._replace(fixed_file=None))
+                continue
+            stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", target.name).strip(".") or "statement"
+            name, number = stem, 1
+            while name.lower() in taken:
+                number += 1
+                name = f"{stem}-{number}"
+            taken.add(name.lower())
+            targets.append(target._replace(fixed_file=f"{where}/{name}.py"))
+        files.append(file._replace(targets=tuple(targets)))
+    return patch._replace(files=tuple(files))
 
 
 def render(patch: Patch) -> str:
-    """The entry's patch.json, laid out for a reviewer: one key a line, digests and releases six a line."""
-    fixed_file = next((known.sha256 for known in patch.known_files if patch.fixed_in in known.releases), None)
-    entry: dict[str, object] = {"schema": SCHEMA}
+    """The entry's patch.json, laid out for a reviewer: one key a line, digests and releases six a line. Every
+    target with a fixed text must have its place (with_fixed_files). An entry of schema 2 (digested as hfpatch 0.2
+    digested, such as one `python -m hfpatch.migrate` converts) is written in schema 2."""
+    legacy = all(target.legacy for file in patch.files for target in file.targets)
+    entry: dict[str, object] = {"schema": 2 if legacy else SCHEMA}
     if patch.about:
         entry["about"] = list(patch.about)
-    for key in ("id", "title", "upstream", "url", "distribution", "module", "file", "fixed_in", "first_defined_in"):
+    for key in ("id", "title", "upstream", "url", "distribution"):
+        entry[key] = getattr(patch, key)
+    if legacy:
+        (file,) = patch.files
+        entry.update(module=file.module, file=file.file)
+    for key in ("fixed_in", "first_defined_in"):
         if getattr(patch, key) is not None:
             entry[key] = getattr(patch, key)
+    if patch.releases_read is not None:
+        entry["releases_read"] = list(patch.releases_read)
+    if patch.advisories:
+        entry["advisories"] = list(patch.advisories)
     for key in ("probe", "transform"):
         path = getattr(patch, key)
         if path is not None:
             entry[key] = path.relative_to(patch.directory.resolve()).as_posix()
-    entry["targets"] = [
-        {
-            "name": target.name,
-            "fixed": fixed_path(target),
-            **({"insert_if_absent": True} if target.insert_if_absent else {}),
-            "forms": [
-                {
-                    "sha256": form.sha256,
-                    "verdict": form.verdict.value,
-                    **({"reason": form.reason} if form.reason else {}),
-                    "releases": list(form.releases),
-                    "lines": list(form.lines),
-                }
-                for form in target.forms
-            ],
-        }
-        for target in patch.targets
-    ]
-    entry["known_files"] = [
-        {
-            "sha256": known.sha256,
-            "verdict": known.verdict.value if known.verdict else ABSENT,
-            "releases": list(known.releases),
-            **({"patched_sha256": known.patched_sha256} if known.patched_sha256 else {}),
-            **(
-                {"note": f"patched, this is the {patch.fixed_in} file byte for byte"}
-                if known.patched_sha256 and known.patched_sha256 == fixed_file
-                else {}
-            ),
-        }
-        for known in patch.known_files
-    ]
+    if legacy:
+        rendered = _render_file(patch, patch.files[0])
+        entry.update(targets=rendered["targets"], known_files=rendered["known_files"])
+    else:
+        entry["files"] = [_render_file(patch, file) for file in patch.files]
     return _json(entry, "") + "\n"
+
+
+def _render_file(patch: Patch, file: PatchFile) -> dict[str, object]:
+    fixed_file = next((known.sha256 for known in file.known_files if patch.fixed_in in known.releases), None)
+    return {
+        "module": file.module,
+        "file": file.file,
+        "targets": [_render_target(target) for target in file.targets],
+        "known_files": [
+            {
+                "sha256": known.sha256,
+                "verdict": known.verdict.value if known.verdict else ABSENT,
+                "releases": list(known.releases),
+                **({"patched_sha256": known.patched_sha256} if known.patched_sha256 else {}),
+                **(
+                    {"note": f"patched, this is the {patch.fixed_in} file byte for byte"}
+                    if known.patched_sha256 and known.patched_sha256 == fixed_file
+                    else {}
+                ),
+            }
+            for known in file.known_files
+        ],
+    }
+
+
+def _render_target(target: Target) -> dict[str, object]:
+    rendered: dict[str, object] = {"name": target.name}
+    if target.legacy:  # schema 2: a fixed text always, and no place but before the next target
+        assert target.fixed_file is not None
+        rendered["fixed"] = target.fixed_file
+        if target.insert_if_absent:
+            rendered["insert_if_absent"] = True
+        rendered["forms"] = _render_forms(target)
+        return rendered
+    if target.fixed_text is None:
+        rendered["delete"] = True
+    else:
+        assert target.fixed_file is not None, f"{target.name} has no place in fixed/"
+        rendered["fixed"] = target.fixed_file
+    if target.insert_if_absent:
+        rendered["insert_if_absent"] = True
+    for key in ("after", "before", "lead"):
+        if getattr(target, key) is not None:
+            rendered[key] = getattr(target, key)
+    if target.lead_was:
+        rendered["lead_was"] = list(target.lead_was)
+    rendered["forms"] = _render_forms(target)
+    return rendered
+
+
+def _render_forms(target: Target) -> list[dict[str, object]]:
+    return [
+        {
+            "sha256": form.sha256,
+            "verdict": form.verdict.value,
+            **({"reason": form.reason} if form.reason else {}),
+            "releases": list(form.releases),
+            "lines": list(form.lines),
+        }
+        for form in target.forms
+    ]
 
 
 def _json(value: object, indent: str, per_line: int = 1) -> str:

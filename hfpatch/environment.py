@@ -79,7 +79,7 @@ class Environment:
         """The installation the patch is for, or None where the interpreter imports no such package."""
         if patch.package not in self._found:
             try:
-                self._found[patch.package] = locate(self.python, patch.package, patch.distribution, patch.file)
+                self._found[patch.package] = locate(self.python, patch.package, patch.distribution, patch.files[0].file)
             except HfpatchError as error:
                 self._found[patch.package] = error
         found = self._found[patch.package]

@@ -1,8 +1,13 @@
 """Carrying out a plan: the only code that writes, in an order that converges after a crash at any point.
 
-A run killed anywhere leaves the file either original or patched, the backup in place whenever the file is
-patched, and a state whose phase tells the next run what to finish. A failure after the file was written puts
-the original back, decided by what is on disk, not by how far the run believes it got.
+A run killed anywhere leaves each file either as it found it or as it meant to leave it, the original of every
+patched file saved, and a patch state whose phase and journal (each file's digest before and after) tell the next
+run what to finish. A failure (not a crash) after a file was written puts back what the run found, decided by what
+is on disk, not by how far the run believes it got.
+
+Each file's content is a function of its original and the patches applied to it: apply patches the file as it is;
+revert rebuilds it from the original with the patches that stay, so that of two patches of one file either can go
+first.
 """
 
 from __future__ import annotations
@@ -10,159 +15,339 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import hfpatch
 from hfpatch import bytecode, files, state, wheelrecord
+from hfpatch.entry import Patch
 from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, InterpreterError, StateError
-from hfpatch.facts import Facts
+from hfpatch.facts import Facts, FileFacts
 from hfpatch.plan import Plan, Step
-from hfpatch.state import Phase
+from hfpatch.state import FileChange, FileState, PatchState, Phase
 
 LOCK_TIMEOUT = 120.0
+# Another patch of the catalog, by id: revert rebuilds a file with the patches that stay on it.
+Lookup = Callable[[str], Patch | None]
+_reached: dict[str, int] = {}
 
 
 def fault_point(step: str) -> None:
-    """For the fault tests: HFPATCH_FAULT=<step> kills this process with SIGKILL when it reaches <step>."""
-    if os.environ.get("HFPATCH_FAULT") == step:
+    """For the fault tests: HFPATCH_FAULT=<step> kills this process with SIGKILL when it first reaches <step>, and
+    HFPATCH_FAULT=<step>#<n> the n-th time (a patch of several files passes each step once a file)."""
+    wanted = os.environ.get("HFPATCH_FAULT")
+    if not wanted or not wanted.startswith(step):
+        return
+    _reached[step] = _reached.get(step, 0) + 1
+    if wanted == step or wanted == f"{step}#{_reached[step]}":
         import signal
 
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def original_of(facts: Facts) -> bytes:
-    """The original bytes: the file itself where it holds them (or hfpatch holds no state), else the verified backup."""
-    source, saved = facts.source, facts.state
-    assert source is not None
-    if saved is None or facts.source_sha256 == saved.before_sha256 or facts.installation is None:
-        return source
-    if facts.backup is None:
-        raise StateError(f"{facts.backup_error}; nothing was changed. Reinstall {facts.patch.distribution}.")
-    return facts.backup
+def no_lookup(patch_id: str) -> Patch | None:
+    return None
 
 
-def original_and_patched(facts: Facts) -> tuple[bytes, bytes]:
-    """The original bytes (the file itself, or hfpatch's backup of it) and what the patch makes of them."""
-    # The rewrite needs libcst (0.2 s to import): only apply and dry runs load it, revert never does.
-    from hfpatch.rewrite import patched
+class FilePlan(NamedTuple):
+    """What one file of the patch becomes, and what hfpatch's state of it says then."""
 
-    original, saved, source = original_of(facts), facts.state, facts.source
-    assert source is not None
-    if saved is not None and facts.source_sha256 == saved.after_sha256:
-        return original, source  # an apply got as far as the file: it holds the patched bytes already
-    return original, patched(original, facts.patch)
+    facts: FileFacts
+    original: bytes
+    before: bytes
+    after: bytes
+    # hfpatch's state of the file once done; None where no patch is left on it.
+    state: FileState | None
+    record_line: str | None  # the RECORD line to write; None where RECORD does not list the file
 
 
-def execute(plan: Plan, facts: Facts) -> tuple[str, ...]:
+def patches_in(facts: Facts, file: FileFacts) -> tuple[str, ...]:
+    """The patches the file holds now, by hfpatch's account (its state, and the journal of an interrupted run)."""
+    held, saved, digest, patch_id = file.state, facts.state, file.source_sha256, facts.patch.id
+    change = None if saved is None else saved.change_of(file.file)
+    recorded = () if held is None else held.patches
+    if held is not None and digest == held.sha256:
+        within = recorded
+    elif (held is not None and digest == held.original_sha256) or (held is None and change is None):
+        within = ()
+    else:
+        within = recorded
+    if saved is not None and change is not None and saved.phase is not Phase.APPLIED:
+        if digest == change.after_sha256:
+            applying = saved.phase is Phase.APPLYING
+            within = (*[p for p in within if p != patch_id], patch_id) if applying else _without(within, patch_id)
+        elif digest == change.before_sha256 and saved.phase is Phase.APPLYING:
+            within = _without(within, patch_id)
+    return within
+
+
+def _without(patches: tuple[str, ...], patch_id: str) -> tuple[str, ...]:
+    return tuple(patch for patch in patches if patch != patch_id)
+
+
+def original_of(facts: Facts, file: FileFacts) -> bytes:
+    """The file's original bytes: its verified backup where hfpatch holds a state of the file, the original an apply
+    saved first where it was killed before writing that state, else the file itself (then the original: hfpatch
+    holds no patch in it)."""
+    assert file.source is not None
+    if file.state is not None:
+        if file.original is None:
+            raise StateError(f"{file.original_error}; nothing was changed. Reinstall {facts.patch.distribution}.")
+        return file.original
+    saved = facts.state
+    change = None if saved is None else saved.change_of(file.file)
+    if saved is None or change is None or saved.phase is not Phase.APPLYING:
+        return file.source
+    if file.source_sha256 == change.before_sha256:
+        return file.source
+    assert facts.installation is not None
+    left = state.original_path(facts.installation.root, file.file)
+    kept = files.read_bytes(left) if left.exists() else None
+    if kept is None or hashlib.sha256(kept).hexdigest() != change.before_sha256:
+        raise StateError(f"hfpatch's backup {left} is missing or not the original; reinstall the package.")
+    return kept
+
+
+def rebuilt(original: bytes, patch_ids: tuple[str, ...], facts: Facts, file: FileFacts, lookup: Lookup) -> bytes:
+    """The original with the given patches applied to it, in order (what the file holds with those patches)."""
+    if not patch_ids:
+        return original
+    from hfpatch.rewrite import patched  # libcst: only where a file is patched
+
+    content = original
+    for patch_id in patch_ids:
+        other = facts.patch if patch_id == facts.patch.id else lookup(patch_id)
+        if other is None:
+            raise StateError(
+                f"{file.path} also holds the patch {patch_id}, which no catalog given has; give its --catalog "
+                f"(or revert {patch_id} first), so that hfpatch can rebuild the file without {facts.patch.id}."
+            )
+        part = next((item for item in other.files if item.file == file.file), None)
+        if part is None:
+            raise StateError(f"{patch_id} in the catalog no longer changes {file.file}; reinstall the package.")
+        content = patched(content, other, part)
+    return content
+
+
+def applying(facts: Facts, file: FileFacts) -> FilePlan:
+    """The file once the patch is applied to it: patched as it is, or left as it is where it holds the patch."""
+    assert file.source is not None
+    within = patches_in(facts, file)
+    original = original_of(facts, file)
+    if facts.patch.id in within:
+        after = file.source
+        patches = within
+    else:
+        from hfpatch.rewrite import patched  # libcst: only where a file is patched
+
+        after = patched(file.source, facts.patch, file.patch_file)
+        patches = (*within, facts.patch.id)
+    return _plan(facts, file, original, after, patches)
+
+
+def reverting(facts: Facts, file: FileFacts, lookup: Lookup) -> FilePlan:
+    """The file once the patch is taken out: rebuilt from the original with the patches that stay on it."""
+    assert file.source is not None
+    within = patches_in(facts, file)
+    original = original_of(facts, file)
+    staying = _without(within, facts.patch.id)
+    after = file.source if facts.patch.id not in within else rebuilt(original, staying, facts, file, lookup)
+    return _plan(facts, file, original, after, staying)
+
+
+def _plan(facts: Facts, file: FileFacts, original: bytes, after: bytes, patches: tuple[str, ...]) -> FilePlan:
+    assert file.source is not None and facts.installation is not None
+    installation = facts.installation
+    line_before = file.state.record_line_before if file.state is not None else _record_line_before(file, original)
+    if not patches:
+        record_line = line_before
+        kept = None
+    else:
+        record_line = None if line_before is None else wheelrecord.line_for(file.file, after)
+        kept = FileState(
+            schema=state.SCHEMA,
+            file=file.file,
+            distribution=facts.patch.distribution,
+            version=installation.version,
+            dist_info=facts.dist_info_name,
+            original_sha256=hashlib.sha256(original).hexdigest(),
+            record_line_before=line_before,
+            patches=patches,
+            sha256=hashlib.sha256(after).hexdigest(),
+        )
+    return FilePlan(file, original, file.source, after, kept, record_line)
+
+
+def _record_line_before(file: FileFacts, original: bytes) -> str | None:
+    """RECORD's line for the original file, for revert: as RECORD has it, unless it describes other bytes already (a
+    state completed later than the file was written); None where RECORD does not list the file."""
+    if file.record_line is None:
+        return None
+    if (
+        file.source is not None
+        and file.source != original
+        and file.record_line == wheelrecord.line_for(file.file, file.source)
+    ):
+        return wheelrecord.line_for(file.file, original)
+    return file.record_line
+
+
+def execute(plan: Plan, facts: Facts, lookup: Lookup = no_lookup) -> tuple[str, ...]:
     """Perform the plan's steps in order; returns notes on what could not be done and did not need to be."""
     notes: list[str] = []
     for step in plan.steps:
         if step is Step.CLEAR_ORPHANS:
             for root in facts.orphans:
                 with files.locked(state.lock_file(root), LOCK_TIMEOUT):
-                    state.discard(root, facts.patch.id)
+                    _clear_orphan(root, facts)
             continue
         installation = facts.installation
         assert installation is not None
         if step is Step.CLEAR_STATE:
-            if facts.state is not None and facts.state.version != installation.version:
-                notes.append(f"cleared hfpatch's stale state of {facts.state.distribution} {facts.state.version}")
-            state.discard(installation.root, facts.patch.id)
-            facts = facts._replace(state=None, backup=None)
+            notes += _clear(facts, installation)
+            facts = facts._replace(state=None, files=tuple(_forgotten(file) for file in facts.files))
         elif step is Step.PATCH:
-            notes += _drive_to_patched(facts, installation)
+            notes += _drive(facts, installation, [applying(facts, file) for file in facts.files], Phase.APPLYING)
         elif step is Step.RESTORE:
-            notes += _drive_to_original(facts, installation)
+            plans = [reverting(facts, file, lookup) for file in facts.files]
+            notes += _drive(facts, installation, plans, Phase.REVERTING)
         elif step is Step.REFRESH_BYTECODE:
-            assert facts.file is not None
-            notes += refresh_bytecode(installation.python, facts.file)
+            for file in facts.files:
+                notes += refresh_bytecode(installation.python, file.path)
     return tuple(notes)
 
 
-def _drive_to_patched(facts: Facts, installation: Installation) -> list[str]:
-    patch, file = facts.patch, installation.path_of(facts.patch.file)
-    original, new = original_and_patched(facts)
-    saved = facts.state
-    fresh = saved is None
-    if saved is None:
-        saved = _new_state(facts, installation, original, new)
-        state.save_backup(installation.root, patch.id, original)
+def _forgotten(file: FileFacts) -> FileFacts:
+    return file._replace(state=None, original=None, original_error=None, leftover=False)
+
+
+def _clear(facts: Facts, installation: Installation) -> list[str]:
+    """A stale state (another install of the distribution), or what an apply killed early left behind."""
+    notes = []
+    root = installation.root
+    if facts.state is not None and facts.state.version != installation.version:
+        notes.append(f"cleared hfpatch's stale state of {facts.state.distribution} {facts.state.version}")
+    state.discard(root, facts.patch.id)
+    for file in facts.files:
+        held = file.state
+        if (
+            file.leftover
+            or (held is not None and held.version != installation.version)
+            or (held is not None and held.original_path)
+        ):
+            state.discard_file(root, file.file)
+    return notes
+
+
+def _clear_orphan(root: Path, facts: Facts) -> None:
+    state.discard(root, facts.patch.id)
+    for file in facts.patch.files:
+        held = state.load_file(root, file.file)
+        staying = () if held is None else _without(held.patches, facts.patch.id)
+        if staying and held is not None:
+            state.save_file(root, held._replace(patches=staying))
+        else:
+            state.discard_file(root, file.file)
+
+
+def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phase: Phase) -> list[str]:
+    """Take every file from what it is to what its plan says, in the crash-safe order:
+
+    apply:  originals saved, state "applying", each file (its RECORD line, its bytecode), files' states, "applied"
+    revert: state "reverting", each file (its RECORD line, its bytecode), files' states, the state dropped
+    """
+    root, patch = installation.root, facts.patch
+    verb = "apply" if phase is Phase.APPLYING else "revert"
+    previous = facts.state
+    journal = PatchState(
+        schema=state.SCHEMA,
+        patch=patch.id,
+        hfpatch_version=hfpatch.__version__,
+        applied_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),  # as datetime.isoformat writes UTC
+        distribution=patch.distribution,
+        version=installation.version,
+        dist_info=facts.dist_info_name,
+        phase=phase,
+        files=tuple(_change(previous, plan) for plan in plans),
+    )
+    if previous is not None and phase is Phase.APPLYING and not previous.legacy:
+        journal = journal._replace(applied_at=previous.applied_at)
+    if phase is Phase.APPLYING:
+        for plan in plans:
+            if plan.facts.state is None or plan.facts.state.original_path:
+                # the original, saved before anything else: every later step can be undone from it
+                state.save_original(root, plan.facts.file, plan.original)
         fault_point("apply:after-backup")
-    elif facts.backup is None:
-        state.save_backup(installation.root, patch.id, original)  # the file was the original: keep it again
-    if saved.dist_info is None and facts.dist_info_name is not None:
-        # Applied where the distribution's metadata was not found (an entry that misspelt it): record it now.
-        saved = saved._replace(
-            version=installation.version,
-            dist_info=facts.dist_info_name,
-            record_line_before=_record_line_before(facts, original, new),
-        )
+    written: list[FilePlan] = []
+    notes: list[str] = []
     try:
-        state.save(installation.root, saved._replace(phase=Phase.APPLYING))
-        fault_point("apply:after-state-applying")
-        if files.read_bytes(file) != new:
-            files.write_atomically(file, new)
-        fault_point("apply:after-write")
-        _set_record_line(installation, patch.file, wheelrecord.line_for(patch.file, new))
-        fault_point("apply:after-RECORD")
-        notes = refresh_bytecode(installation.python, file)
-        fault_point("apply:after-bytecode")
-        state.save(installation.root, saved._replace(phase=Phase.APPLIED))
+        state.save(root, journal)
+        fault_point(f"{verb}:after-state-{phase.value}")
+        for plan in plans:
+            if files.read_bytes(plan.facts.path) != plan.after:
+                written.append(plan)
+                files.write_atomically(plan.facts.path, plan.after)
+            fault_point(f"{verb}:after-write")
+            # Also where RECORD was not read (it lists no such file, or cannot be read: then this fails, and undoes)
+            _set_record_line(
+                installation, plan.facts.file, plan.record_line or wheelrecord.line_for(plan.facts.file, plan.after)
+            )
+            fault_point(f"{verb}:after-RECORD")
+            notes += refresh_bytecode(installation.python, plan.facts.path)
+            fault_point(f"{verb}:after-bytecode")
+        for plan in plans:
+            if plan.state is None:
+                state.discard_file(root, plan.facts.file)
+            else:
+                state.save_file(root, plan.state)
+        if phase is Phase.APPLYING:
+            state.save(root, journal._replace(phase=Phase.APPLIED))
+            if previous is not None and previous.legacy:  # hfpatch 0.2's backup: saved in this layout above
+                files.remove(state.legacy_backup_path(root, patch.id))
+        else:
+            state.discard(root, patch.id)
     except HfpatchError:
-        _roll_back(installation, facts, saved, original, fresh)
+        if phase is Phase.APPLYING:
+            _roll_back(facts, installation, written, previous)
         raise
     return notes
 
 
-def _roll_back(installation: Installation, facts: Facts, saved: state.State, original: bytes, fresh: bool) -> None:
-    """Best effort after a failed apply: put the original back and drop what this run created."""
-    file = installation.path_of(facts.patch.file)
+def _change(previous: PatchState | None, plan: FilePlan) -> FileChange:
+    """What this run does to the file. Finishing an interrupted run of the same kind keeps what that run found, so
+    that the journal always says what the file was before the operation, however often it was resumed."""
+    before, after = _sha256(plan.before), _sha256(plan.after)
+    earlier = None if previous is None or previous.phase is Phase.APPLIED else previous.change_of(plan.facts.file)
+    if earlier is not None and before == earlier.after_sha256 and after == earlier.after_sha256:
+        return earlier
+    return FileChange(plan.facts.file, before, after)
+
+
+def _roll_back(facts: Facts, installation: Installation, written: list[FilePlan], previous: PatchState | None) -> None:
+    """Best effort after a failed apply: put back what the run found and drop what it created."""
+    root = installation.root
     try:
-        if files.read_bytes(file) != original:
-            files.write_atomically(file, original)
-            if saved.record_line_before is not None:
-                _set_record_line(installation, facts.patch.file, saved.record_line_before)
-            refresh_bytecode(installation.python, file)
-        if fresh:
-            state.discard(installation.root, facts.patch.id)
+        for plan in written:
+            if files.read_bytes(plan.facts.path) != plan.before:
+                files.write_atomically(plan.facts.path, plan.before)
+                if plan.facts.record_line is not None:
+                    _set_record_line(installation, plan.facts.file, plan.facts.record_line)
+                refresh_bytecode(installation.python, plan.facts.path)
+        if previous is None:
+            state.discard(root, facts.patch.id)
+            for file in facts.files:
+                if file.state is None:
+                    state.discard_file(root, file.file)
+        else:
+            state.save(root, previous)
     except HfpatchError:
         pass  # the state (phase "applying") stays, and the next apply or revert converges from it
 
 
-def _drive_to_original(facts: Facts, installation: Installation) -> list[str]:
-    saved, file = facts.state, installation.path_of(facts.patch.file)
-    assert saved is not None
-    original = original_of(facts)
-    state.save(installation.root, saved._replace(phase=Phase.REVERTING))
-    fault_point("revert:after-state-reverting")
-    if files.read_bytes(file) != original:
-        files.write_atomically(file, original)
-    fault_point("revert:after-write")
-    if saved.record_line_before is not None:
-        _set_record_line(installation, facts.patch.file, saved.record_line_before)
-    fault_point("revert:after-RECORD")
-    notes = refresh_bytecode(installation.python, file)
-    fault_point("revert:after-bytecode")
-    state.discard(installation.root, facts.patch.id)
-    return notes
-
-
-def _new_state(facts: Facts, installation: Installation, original: bytes, new: bytes) -> state.State:
-    return state.State(
-        schema=state.SCHEMA,
-        patch=facts.patch.id,
-        hfpatch_version=hfpatch.__version__,
-        applied_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),  # as datetime.isoformat writes UTC
-        distribution=facts.patch.distribution,
-        version=installation.version,
-        dist_info=facts.dist_info_name,
-        target=facts.patch.file,
-        before_sha256=hashlib.sha256(original).hexdigest(),
-        after_sha256=hashlib.sha256(new).hexdigest(),
-        record_line_before=_record_line_before(facts, original, new),
-        phase=Phase.APPLYING,
-    )
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _set_record_line(installation: Installation, relative_file: str, line: str) -> None:
@@ -173,14 +358,6 @@ def _set_record_line(installation: Installation, relative_file: str, line: str) 
     updated = wheelrecord.with_line(current, relative_file, line)
     if updated is not None and updated != current:
         files.write_atomically(record, updated)
-
-
-def _record_line_before(facts: Facts, original: bytes, new: bytes) -> str | None:
-    """RECORD's line for the original file, for revert: as RECORD has it, unless it describes the patched bytes
-    already (a state completed later than the file was written); None where RECORD does not list the file."""
-    if facts.record_line == wheelrecord.line_for(facts.patch.file, new):
-        return wheelrecord.line_for(facts.patch.file, original)
-    return facts.record_line
 
 
 def refresh_bytecode(python: Python, file: Path) -> list[str]:

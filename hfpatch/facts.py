@@ -8,9 +8,40 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hfpatch import bytecode, files, state, wheelrecord
-from hfpatch.entry import Patch
+from hfpatch.entry import Patch, PatchFile
 from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, StateError
+
+
+class FileFacts(NamedTuple):
+    """One file of the patch, as the environment holds it."""
+
+    patch_file: PatchFile
+    path: Path
+    # hfpatch's state of the file: which patches it holds, the original's digest; None where it holds none.
+    state: state.FileState | None = None
+    state_error: str | None = None
+    # .hfpatch/files/<file>/ holds an original but no state (an apply killed before it wrote the file's state).
+    leftover: bool = False
+    original: bytes | None = None
+    original_error: str | None = None
+    source: bytes | None = None
+    source_sha256: str | None = None
+    source_error: str | None = None
+    missing: bool = False
+    # Why hfpatch will not write the file: it, or a directory between it and site-packages, is a link.
+    link: str | None = None
+    record_line: str | None = None
+    # The application interpreter's unchecked-hash .pyc files whose source hash is not the file's: they run other code.
+    stale_bytecode: tuple[str, ...] = ()
+
+    @property
+    def file(self) -> str:
+        return self.patch_file.file
+
+    def holds(self, patch_id: str) -> bool:
+        """hfpatch's state of the file says the patch is applied to it."""
+        return self.state is not None and patch_id in self.state.patches
 
 
 class Facts(NamedTuple):
@@ -19,25 +50,11 @@ class Facts(NamedTuple):
     installation: Installation | None
     # Not installed: the directories on the path that still hold hfpatch's state for this patch.
     orphans: tuple[Path, ...] = ()
-    state: state.State | None = None
+    state: state.PatchState | None = None
     state_error: str | None = None
-    # .hfpatch/<id>/ exists (with or without a state: an apply killed before writing it leaves a backup alone).
+    # .hfpatch/<id>/ exists without a state.
     leftover: bool = False
-    source: bytes | None = None
-    source_sha256: str | None = None
-    source_error: str | None = None
-    missing: bool = False
-    # Why hfpatch will not write the file: it, or a directory between it and site-packages, is a link.
-    link: str | None = None
-    record_line: str | None = None
-    backup: bytes | None = None
-    backup_error: str | None = None
-    # The application interpreter's unchecked-hash .pyc files whose source hash is not the file's: they run other code.
-    stale_bytecode: tuple[str, ...] = ()
-
-    @property
-    def file(self) -> Path | None:
-        return None if self.installation is None else self.installation.path_of(self.patch.file)
+    files: tuple[FileFacts, ...] = ()
 
     @property
     def dist_info_name(self) -> str | None:
@@ -45,31 +62,80 @@ class Facts(NamedTuple):
             return None
         return self.installation.dist_info.name
 
+    @property
+    def paths(self) -> str:
+        """The patch's files where they are installed, in words."""
+        return ", ".join(str(file.path) for file in self.files)
+
+    # A patch of one file: that file's facts, as most messages speak of one.
+    @property
+    def first(self) -> FileFacts:
+        return self.files[0]
+
 
 def gather(patch: Patch, python: Python, installation: Installation | None) -> Facts:
     if installation is None:
-        orphans = tuple(Path(entry) for entry in python.search_path if state.patch_dir(Path(entry), patch.id).is_dir())
-        return Facts(patch, python, None, orphans=orphans)
-    root, file = installation.root, installation.path_of(patch.file)
-    found = Facts(
-        patch, python, installation, leftover=state.patch_dir(root, patch.id).exists(), link=_link(root, file)
-    )
+        return Facts(patch, python, None, orphans=_orphans(patch, python))
+    root = installation.root
+    found = Facts(patch, python, installation, leftover=state.patch_dir(root, patch.id).exists())
     try:
-        saved = state.load(root, patch.id)
+        saved, implied = state.load(root, patch.id)
     except StateError as error:
         return found._replace(state_error=str(error))
-    backup, backup_error = _backup(root, saved)
     record = installation.record
-    record_line = None if record is None else wheelrecord.read_line(record, patch.file)
-    found = found._replace(state=saved, backup=backup, backup_error=backup_error, record_line=record_line)
-    if not file.exists():
+    record_bytes = _record(record)
+    gathered = tuple(_file(file, python, installation, implied.get(file.file), record_bytes) for file in patch.files)
+    return found._replace(state=saved, files=gathered)
+
+
+def _orphans(patch: Patch, python: Python) -> tuple[Path, ...]:
+    """The entries of the path that still hold hfpatch's state of the patch (its distribution was uninstalled)."""
+    found = []
+    for entry in python.search_path:
+        root = Path(entry)
+        if state.patch_dir(root, patch.id).is_dir() or any(
+            state.file_dir(root, file.file).is_dir() for file in patch.files
+        ):
+            found.append(root)
+    return tuple(found)
+
+
+def _record(record: Path | None) -> bytes | None:
+    if record is None:
+        return None
+    try:
+        return record.read_bytes()
+    except OSError:
+        return None
+
+
+def _file(
+    patch_file: PatchFile,
+    python: Python,
+    installation: Installation,
+    implied: state.FileState | None,
+    record: bytes | None,
+) -> FileFacts:
+    root, path = installation.root, installation.path_of(patch_file.file)
+    found = FileFacts(patch_file, path, link=_link(root, path))
+    try:
+        saved = state.load_file(root, patch_file.file) or implied
+    except StateError as error:
+        return found._replace(state_error=str(error))
+    original, original_error = _original(root, saved)
+    leftover = saved is None and state.file_dir(root, patch_file.file).exists()
+    record_line = None if record is None else wheelrecord.find_line(record, patch_file.file)
+    found = found._replace(
+        state=saved, leftover=leftover, original=original, original_error=original_error, record_line=record_line
+    )
+    if not path.exists():
         return found._replace(missing=True)
     try:
-        source = files.read_bytes(file)
+        source = files.read_bytes(path)
     except HfpatchError as error:
         return found._replace(source_error=str(error))
     digest = hashlib.sha256(source).hexdigest()
-    return found._replace(source=source, source_sha256=digest, stale_bytecode=_stale_bytecode(python, file, source))
+    return found._replace(source=source, source_sha256=digest, stale_bytecode=_stale_bytecode(python, path, source))
 
 
 def _link(root: Path, file: Path) -> str | None:
@@ -81,24 +147,24 @@ def _link(root: Path, file: Path) -> str | None:
     return None
 
 
-def _backup(root: Path, saved: state.State | None) -> tuple[bytes | None, str | None]:
+def _original(root: Path, saved: state.FileState | None) -> tuple[bytes | None, str | None]:
     if saved is None:
         return None, None
-    path = state.backup_path(root, saved.patch)
+    path = state.backup_of(root, saved)
     try:
-        backup = state.load_backup(root, saved.patch)
+        original = state.load_original(root, saved)
     except HfpatchError as error:
         return None, str(error)
-    if backup is None:
+    if original is None:
         return None, f"hfpatch's backup {path} is missing"
-    if hashlib.sha256(backup).hexdigest() != saved.before_sha256:
+    if hashlib.sha256(original).hexdigest() != saved.original_sha256:
         return None, f"hfpatch's backup {path} is not the original any more (its sha256 differs from the state)"
-    return backup, None
+    return original, None
 
 
 def _stale_bytecode(python: Python, file: Path, source: bytes) -> tuple[str, ...]:
-    """Only the application interpreter's own cache tag matters (no other interpreter loads that file), and the source
-    hash is the application interpreter's: computed here when it is this interpreter, else asked of it."""
+    """Only the application interpreter's own cache tag matters (no other interpreter loads that file), and the
+    source hash is the application interpreter's: computed here when it is this interpreter, else asked of it."""
     candidates = bytecode.unchecked(bytecode.cached_files(file), python.cache_tag)
     if not candidates:
         return ()

@@ -38,7 +38,7 @@ def converted(text: str) -> dict[str, Any]:
         if not line.startswith("#"):
             break
         about.append(line[1:].strip())
-    new: dict[str, Any] = {"schema": entry.SCHEMA}
+    new: dict[str, Any] = {"schema": 2}  # the layout of hfpatch 0.2, whose digests 0.1's are
     if about:
         new["about"] = about
     for key, value in old.items():

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from typing import NamedTuple
 
 from hfpatch.diagnosis import CHECK_EXIT, NEEDS_WRITING, Condition, Diagnosis, Suggest, plain
+from hfpatch.entry import Patch
 from hfpatch.errors import ExitCode
 from hfpatch.facts import Facts
 
@@ -62,10 +64,16 @@ class Step(enum.Enum):
     REFRESH_BYTECODE = "refresh-bytecode"
 
 
+def _no_lookup(patch_id: str) -> Patch | None:
+    return None
+
+
 class Options(NamedTuple):
     dry_run: bool = False
     force: bool = False
     suggest: Suggest = plain
+    # Another entry of the catalog by id: revert rebuilds a file with the patches that stay on it.
+    lookup: Callable[[str], Patch | None] = _no_lookup
 
 
 class Plan(NamedTuple):
@@ -95,23 +103,28 @@ def _apply(diagnosis: Diagnosis, facts: Facts) -> Plan:
     if condition not in NEEDS_WRITING:
         action = Action.ALREADY_APPLIED if condition is Condition.APPLIED else Action.NOTHING
         return Plan(action, ExitCode.OK, diagnosis.summary, clear)
-    if facts.link:
+    if any(file.link for file in facts.files):
         return _refused(diagnosis.summary)  # the diagnosis names the link and what to do instead
-    assert facts.file is not None and facts.source is not None
-    if facts.state is None or diagnosis.stale_state:
+    saved = facts.state
+    if saved is None or diagnosis.stale_state:
         if condition is Condition.INCOMPLETE:  # fixed source, stale bytecode: nothing of hfpatch's to finish
-            message = f"rebuilt the stale bytecode of {facts.file}; its source already had the fix"
+            message = f"rebuilt the stale bytecode of {facts.paths}; its source already had the fix"
             return Plan(Action.REFRESHED, ExitCode.OK, message, (*clear, Step.REFRESH_BYTECODE))
         return Plan(Action.PATCHED, ExitCode.OK, _patched_message(facts), (*clear, Step.PATCH))
     # With a state, what needs writing holds the original (dropped, or an apply killed early) or the patched bytes.
-    if facts.source_sha256 == facts.state.after_sha256:
-        return Plan(Action.COMPLETED, ExitCode.OK, f"finished the interrupted apply on {facts.file}", (Step.PATCH,))
+    written = [saved.change_of(file.file) for file in facts.files]
+    if all(
+        change is not None and file.source_sha256 == change.after_sha256
+        for change, file in zip(written, facts.files, strict=True)
+    ):
+        return Plan(Action.COMPLETED, ExitCode.OK, f"finished the interrupted apply on {facts.paths}", (Step.PATCH,))
     return Plan(Action.PATCHED, ExitCode.OK, _patched_message(facts), (Step.PATCH,))
 
 
 def _patched_message(facts: Facts) -> str:
     patch = facts.patch
-    return f"{facts.file} now has the fix ({patch.upstream}, upstream in {patch.fixed_in})"
+    where = "upstream in no release yet" if patch.fixed_in is None else f"upstream in {patch.fixed_in}"
+    return f"{facts.paths} now {'has' if len(facts.files) == 1 else 'have'} the fix ({patch.upstream}, {where})"
 
 
 def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
@@ -127,7 +140,7 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
         if condition is Condition.ERROR:
             return _refused(diagnosis.summary)
         message = f"nothing to revert: hfpatch holds no state here ({diagnosis.finding})"
-        if facts.leftover:
+        if facts.leftover or any(file.leftover for file in facts.files):
             message += "; removed the backup an interrupted apply left behind"
             return Plan(Action.NOTHING, ExitCode.OK, message, (Step.CLEAR_STATE,))
         return Plan(Action.NOTHING, ExitCode.OK, message)
@@ -142,12 +155,17 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
         return _refused(diagnosis.summary)
     if condition is Condition.ERROR:
         return _refused(diagnosis.summary)
-    if facts.link:
-        return _refused(f"{facts.link}; hfpatch does not write through links")
-    if facts.source_sha256 != saved.before_sha256 and facts.backup is None:
-        return _refused(f"{facts.backup_error}; nothing was changed. Reinstall {patch.distribution}")
-    if facts.source_sha256 == saved.before_sha256:
-        message = f"{facts.file} was already the original; cleared hfpatch's state"
+    link = next((file.link for file in facts.files if file.link), None)
+    if link:
+        return _refused(f"{link}; hfpatch does not write through links")
+    for file in facts.files:
+        held = file.state
+        if held is not None and file.source_sha256 != held.original_sha256 and file.original is None:
+            return _refused(f"{file.original_error}; nothing was changed. Reinstall {patch.distribution}")
+    if all(file.state is None or file.source_sha256 == file.state.original_sha256 for file in facts.files):
+        message = (
+            f"{facts.paths} {'was' if len(facts.files) == 1 else 'were'} already the original; cleared hfpatch's state"
+        )
     else:
-        message = f"restored the original {facts.file}"
+        message = f"restored the original {facts.paths}"
     return Plan(Action.REVERTED, ExitCode.OK, message, (Step.RESTORE,))

@@ -16,8 +16,9 @@ from hfpatch.commands import EnvironmentResult, exit_code
 from hfpatch.engine import Outcome
 from hfpatch.entry import Patch
 from hfpatch.errors import ExitCode
+from hfpatch.facts import FileFacts
 
-JSON_SCHEMA = 2
+JSON_SCHEMA = 3
 
 
 def text(results: Sequence[EnvironmentResult], show_diff: bool, out: TextIO) -> None:
@@ -57,8 +58,10 @@ def _heading(result: EnvironmentResult) -> str:
 def catalog_listing(patches: Sequence[Patch], out: TextIO) -> None:
     for patch in patches:
         print(f"{patch.id}: {patch.title}", file=out)
-        print(f"  upstream {patch.upstream} ({patch.url}), fixed in {patch.distribution} {patch.fixed_in}", file=out)
-        print(f"  replaces {patch.target_names} in {patch.file} ({patch.directory})", file=out)
+        fixed = f"fixed in {patch.distribution} {patch.fixed_in}" if patch.fixed_in else "fixed in no release yet"
+        print(f"  upstream {patch.upstream} ({patch.url}), {fixed}", file=out)
+        for file in patch.files:
+            print(f"  changes {file.target_names} in {file.file} ({patch.directory})", file=out)
     print("", file=out)
 
 
@@ -94,6 +97,10 @@ def _environment(result: EnvironmentResult) -> dict[str, Any]:
     }
 
 
+def _file(file: FileFacts) -> dict[str, Any]:
+    return {"file": str(file.path), "sha256": file.source_sha256}
+
+
 def _outcome(outcome: Outcome) -> dict[str, Any]:
     patch, facts = outcome.patch, outcome.facts
     installation = None if facts is None else facts.installation
@@ -109,8 +116,10 @@ def _outcome(outcome: Outcome) -> dict[str, Any]:
         "message": outcome.message,
         "notes": list(outcome.notes),
         "version": None if installation is None else installation.version,
-        "file": None if facts is None or facts.file is None else str(facts.file),
-        "file_sha256": None if facts is None else facts.source_sha256,
+        # The patch's first file (all a patch of schema 2 had), then every file.
+        "file": None if facts is None or not facts.files else str(facts.first.path),
+        "file_sha256": None if facts is None or not facts.files else facts.first.source_sha256,
+        "files": [] if facts is None else [_file(file) for file in facts.files],
         "state": None if facts is None or facts.state is None else state.as_json(facts.state),
         "diff": outcome.diff,
     }

@@ -1,144 +1,269 @@
-"""What the patch makes of a file: each target's definition replaced by its fixed text. Pure: bytes in, bytes out.
+"""What the patch makes of a file: each target statement replaced by its fixed text, inserted where the fix added it,
+or taken out where the fix removed it. Pure: bytes in, bytes out.
 
-One generic libcst transform serves every patch: it replaces the definition with the fixed one, parsed as code (a
-patch may bring its own transform where whole-definition replacement cannot express the change). Only each
-definition's own lines are handed to libcst, dedented, and put back at the definition's indentation with the file's
-line endings; every other byte of the file stays as it was. The result is checked, or nothing is returned: every
-target must now have the fixed text, and a released file must become the file the catalog records.
+One generic libcst transform serves every patch: the statement is parsed, within a scaffold that gives it the
+indentation it has in the file, and its node is replaced by the fixed one (a patch may bring its own transform
+where whole-statement replacement cannot express the change). Only each statement's own lines are handed to libcst;
+they are put back with the file's line endings, and every other byte of the file stays as it was. The result is
+checked, or nothing is returned: every target must now have the fixed text (or be gone), and a released file must
+become the file the catalog records.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import libcst
 
-from hfpatch import definitions
-from hfpatch.entry import Patch, Target, Verdict
+from hfpatch import statements
+from hfpatch.classify import digest_of, unit_of
+from hfpatch.entry import Patch, PatchFile, Target, Verdict
 from hfpatch.errors import UnexpectedCode
 
 Transform = Callable[[libcst.Module, str], libcst.Module]
+# A statement indented in its file is parsed as the body of this block.
+_SCAFFOLD = "if True:\n"
 
 
-class ReplaceDefinition(libcst.CSTTransformer):
-    """Replace the module-level function named `name` by `replacement`, keeping the lines that lead into it."""
+class ReplaceStatement(libcst.CSTTransformer):
+    """Replace the statement at `index` of a module (or of the scaffold's block) by `replacement`, keeping the lines
+    that lead into it."""
 
-    def __init__(self, name: str, replacement: libcst.FunctionDef) -> None:
+    def __init__(self, replacement: libcst.BaseStatement) -> None:
         super().__init__()
-        self.name = name
         self.replacement = replacement
         self.replaced = 0
 
-    def visit_FunctionDef(self, node: libcst.FunctionDef) -> bool:
-        return False  # nested definitions are never the target
+    def leave_Module(self, original_node: libcst.Module, updated_node: libcst.Module) -> libcst.Module:
+        body = list(updated_node.body)
+        if isinstance(body[0], libcst.If):  # the scaffold: the statement is its block's only one
+            block = body[0].body
+            assert isinstance(block, libcst.IndentedBlock)
+            inner = block.body[0]
+            body[0] = body[0].with_changes(body=block.with_changes(body=[self._swap(inner)]))
+        else:
+            body[0] = self._swap(body[0])
+        return updated_node.with_changes(body=body)
 
-    def leave_FunctionDef(
-        self, original_node: libcst.FunctionDef, updated_node: libcst.FunctionDef
-    ) -> libcst.FunctionDef:
-        if original_node.name.value != self.name:
-            return updated_node
+    def _swap(self, node: libcst.BaseStatement) -> Any:
         self.replaced += 1
-        return self.replacement.with_changes(leading_lines=original_node.leading_lines)
+        leading = getattr(node, "leading_lines", ())
+        return self.replacement.with_changes(leading_lines=leading)
 
 
-def replace_with_fixed(fixed_text: str) -> Transform:
-    """The default transform: the definition becomes the fixed text."""
+def _parsed(text: str, indent: str, what: str) -> libcst.Module:
+    try:
+        return libcst.parse_module(f"{_SCAFFOLD}{text}\n" if indent else f"{text}\n")
+    except libcst.ParserSyntaxError:
+        raise UnexpectedCode(f"libcst cannot parse {what}") from None
 
-    def transform(module: libcst.Module, name: str) -> libcst.Module:
-        fixed = libcst.parse_module(fixed_text + "\n")
-        replacement = fixed.body[0] if len(fixed.body) == 1 else None
-        if not isinstance(replacement, libcst.FunctionDef):
-            raise UnexpectedCode(f"the fixed text of {name} is not a function definition")
-        replacer = ReplaceDefinition(name.rsplit(".", 1)[-1], replacement)
-        result = module.visit(replacer)
-        if replacer.replaced != 1:
-            raise UnexpectedCode(f"the transform found {replacer.replaced} definitions of {name}, not one")
-        # The module holds only this definition: render it with the fixed text's indentation, not the file's
-        # (a tab-indented file's would turn the fixed text's spaces into tabs, and it would not be the fixed text).
-        return result.with_changes(default_indent=fixed.default_indent)
 
-    return transform
+def _statement(module: libcst.Module, indent: str) -> libcst.BaseStatement:
+    node = module.body[0]
+    if indent:
+        assert isinstance(node, libcst.If) and isinstance(node.body, libcst.IndentedBlock)
+        return node.body.body[0]
+    return node
+
+
+def _render(module: libcst.Module, indent: str) -> str:
+    code = module.code
+    return (code[len(_SCAFFOLD) :] if indent else code).rstrip("\n")
+
+
+def replace_with_fixed(unit: statements.Unit, target: Target) -> str:
+    """The default transform: the statement's node becomes the fixed one; the text that comes out is checked to be
+    the fixed text exactly, byte for byte."""
+    assert target.fixed_text is not None
+    old = _parsed(unit.text, unit.indent, f"{target.name} as it is in the file")
+    fixed = _parsed(target.fixed_text, unit.indent, f"the fixed text of {target.name}")
+    if len(old.body) != 1 or len(fixed.body) != 1:
+        raise UnexpectedCode(f"the fixed text of {target.name} is not one statement")
+    replacer = ReplaceStatement(_statement(fixed, unit.indent))
+    result = _render(old.visit(replacer), unit.indent)
+    if replacer.replaced != 1 or result != target.fixed_text:
+        raise UnexpectedCode(f"the transform did not produce the fixed {target.name}")
+    return result
 
 
 @dataclass(frozen=True)
 class _Edit:
+    """lines[start:end] become `lines`; edits at one place keep the order they were made in."""
+
     start: int
     end: int
     lines: tuple[str, ...]
+    order: int
 
 
-def patched(source: bytes, patch: Patch) -> bytes:
+def patched(source: bytes, patch: Patch, file: PatchFile) -> bytes:
     """The file with the patch applied; raises UnexpectedCode unless every target comes out exactly fixed."""
-    parsed = definitions.parse(source, patch.file)
+    parsed = statements.parse(source, file.file)
     transform = _custom_transform(patch)
-    edits = sorted((_edit(parsed, patch, target, transform) for target in patch.targets), key=lambda e: e.start)
+    edits: list[_Edit] = []
+    inserted: dict[str, int] = {}  # where each inserted target went, for the insertions anchored to it
+    for target in file.targets:
+        edits += _edits(parsed, file, target, transform, inserted, len(edits))
     lines = list(parsed.lines)
-    for edit in reversed([edit for edit in edits if edit is not None]):
+    if lines and not lines[-1].endswith(("\n", "\r")) and any(edit.start >= len(lines) for edit in edits):
+        lines[-1] += parsed.newline  # something goes after the last line, which has no line ending of its own
+    for edit in sorted(edits, key=lambda edit: (edit.start, edit.order), reverse=True):
         lines[edit.start : edit.end] = edit.lines
     result = parsed.encode(tuple(lines))
-    _check(result, source, patch)
+    _check(result, source, patch, file)
     return result
 
 
-def _edit(parsed: definitions.SourceFile, patch: Patch, target: Target, transform: Transform | None) -> _Edit:
-    found = definitions.find(parsed, target.name)
-    if found is None:
+def _edits(
+    parsed: statements.SourceFile,
+    file: PatchFile,
+    target: Target,
+    transform: Transform | None,
+    inserted: dict[str, int],
+    order: int,
+) -> list[_Edit]:
+    unit = unit_of(parsed, target)
+    if unit is None:
+        if target.fixed_text is None:
+            return []  # what the fix removes is not there
         if not target.insert_if_absent:
-            raise UnexpectedCode(f"{patch.file} has no {target.name}; nothing to patch")
-        return _insertion(parsed, patch, target)
-    if found.sha256 == target.fixed_sha256:
-        return _Edit(found.start, found.start, ())
-    form = target.form_of(found.sha256)
+            raise UnexpectedCode(f"{file.file} has no {target.name}; nothing to patch")
+        return [_insertion(parsed, file, target, inserted, order)]
+    digest = digest_of(unit, target)
+    if target.fixed_text is not None and digest == target.fixed_sha256:
+        return []
+    form = target.form_of(digest)
     if form is None or form.verdict is not Verdict.NEEDS_PATCH:
         # Never rewrite code the fix was not written for, whatever the caller decided before.
-        raise UnexpectedCode(f"{target.name} in {patch.file} is not a form {patch.id} is written for")
-    try:
-        module = libcst.parse_module(found.canonical + "\n")
-    except libcst.ParserSyntaxError:
-        raise UnexpectedCode(f"libcst cannot parse {target.name} in {patch.file}") from None
-    new = (transform or replace_with_fixed(target.fixed_text))(module, target.name).code
-    return _Edit(found.start, found.end, _placed(new, found.indent, parsed.newline))
+        raise UnexpectedCode(f"{target.name} in {file.file} is not a form the patch is written for")
+    if target.fixed_text is None:
+        return [_Edit(unit.lead, unit.end, (), order)]
+    if target.legacy:
+        text = _legacy(unit, target, transform)
+    elif transform is not None and unit.kind == statements.FUNCTION:
+        text = _custom(unit, target, transform)
+    else:
+        text = replace_with_fixed(unit, target)
+    edits = [_Edit(unit.start, unit.end, tuple(statements.placed(text, parsed.newline)), order)]
+    lead = "\n".join(line.rstrip("\r\n") for line in parsed.lines[unit.lead : unit.start])
+    if target.lead is not None and statements.text_sha256(lead) in target.lead_was:
+        edits.append(_Edit(unit.lead, unit.start, _lead_lines(target.lead, parsed.newline), order))
+    return edits
 
 
-def _insertion(parsed: definitions.SourceFile, patch: Patch, target: Target) -> _Edit:
-    """A definition the fix added: placed before the next target of the same scope, as upstream places helpers."""
-    scope = target.name.rpartition(".")[0]
-    later = patch.targets[patch.targets.index(target) + 1 :]
-    for anchor in later:
-        if anchor.name.rpartition(".")[0] != scope:
-            continue
-        found = definitions.find(parsed, anchor.name)
-        if found is not None:
-            blank = "\n\n" if scope else "\n\n\n"  # PEP 8: one blank line between methods, two at module level
-            placed = _placed(target.fixed_text + blank, found.indent, parsed.newline)
-            return _Edit(found.start, found.start, placed)
-    raise UnexpectedCode(f"{target.name} is absent and no later target of its scope says where it goes")
+def _lead_lines(lead: str, newline: str) -> tuple[str, ...]:
+    return tuple(statements.placed(lead, newline)) if lead else ()
 
 
-def _placed(text: str, indent: str, newline: str) -> tuple[str, ...]:
-    """Lines of `text`, indented for their place (blank lines stay blank) and ending as the file's lines do."""
-    body = text.rstrip("\n")
-    trailing = len(text) - len(body)
-    lines = [f"{indent}{line}" if line.strip() else line for line in body.split("\n")] + [""] * (trailing - 1)
-    return tuple(line + newline for line in lines)
+def _insertion(
+    parsed: statements.SourceFile, file: PatchFile, target: Target, inserted: dict[str, int], order: int
+) -> _Edit:
+    """A statement the fix added: where the fixed release has it, after the statement before it there (or before the
+    one after it); the comment and blank lines above it come along."""
+    assert target.fixed_text is not None
+    if target.legacy:
+        return _legacy_insertion(parsed, file, target, order)
+    position = None
+    if target.after is not None:
+        anchor = statements.find(parsed, target.after)
+        position = anchor.end if anchor is not None else inserted.get(target.after)
+    if position is None and target.before is not None:
+        anchor = statements.find(parsed, target.before)
+        position = anchor.lead if anchor is not None else None
+    if position is None and target.after is None and target.before is None:
+        position = _start_of_scope(parsed, target.name)
+    if position is None and target.before is None:  # the last of its scope in the fixed release: last here too
+        position = _end_of_scope(parsed, target.name)
+    if position is None:
+        where = f"after {target.after}" if target.after else f"before {target.before}"
+        raise UnexpectedCode(f"{target.name} goes {where}, which {file.file} does not have")
+    inserted[target.name] = position
+    lead = _lead_lines(target.lead or "", parsed.newline)
+    return _Edit(position, position, (*lead, *statements.placed(target.fixed_text, parsed.newline)), order)
 
 
-def _check(result: bytes, source: bytes, patch: Patch) -> None:
+def _end_of_scope(parsed: statements.SourceFile, name: str) -> int | None:
+    owner = statements.owner_of(parsed, name)
+    found = statements.units(parsed, owner)
+    return found[-1].end if found else (len(parsed.lines) if not owner else None)
+
+
+def _start_of_scope(parsed: statements.SourceFile, name: str) -> int | None:
+    owner = statements.owner_of(parsed, name)
+    found = statements.units(parsed, owner)
+    return found[0].lead if found else (0 if not owner else None)
+
+
+def _check(result: bytes, source: bytes, patch: Patch, file: PatchFile) -> None:
     bug = f"this is a bug in the catalog entry {patch.id} or in hfpatch"
     try:
-        parsed = definitions.parse(result, patch.file)
+        parsed = statements.parse(result, file.file)
     except UnexpectedCode:
-        raise UnexpectedCode(f"the patched {patch.file} would not be valid Python; {bug}") from None
-    for target in patch.targets:
-        found = definitions.find(parsed, target.name)
-        if found is None or found.sha256 != target.fixed_sha256:
+        raise UnexpectedCode(f"the patched {file.file} would not be valid Python; {bug}") from None
+    for target in file.targets:
+        unit = unit_of(parsed, target)
+        if target.fixed_text is None:
+            if unit is not None:
+                raise UnexpectedCode(f"the transform left {target.name} in, which the fix removes; {bug}")
+        elif unit is None or digest_of(unit, target) != target.fixed_sha256:
             raise UnexpectedCode(f"the transform did not produce the fixed {target.name}; {bug}")
-    known = patch.known_file(hashlib.sha256(source).hexdigest())
+    known = file.known_file(hashlib.sha256(source).hexdigest())
     if known is not None and known.patched_sha256 and hashlib.sha256(result).hexdigest() != known.patched_sha256:
-        raise UnexpectedCode(f"the patched file would differ from upstream's {patch.fixed_in} file; {bug}")
+        upstream = f"upstream's {patch.fixed_in} file" if patch.fixed_in else "the file the entry records"
+        what = "file" if len(patch.files) == 1 else file.file
+        raise UnexpectedCode(f"the patched {what} would differ from {upstream}; {bug}")
+
+
+# ------------------------------------------------------------------------ an entry's own transform, schema 2
+
+
+def _custom(unit: statements.Unit, target: Target, transform: Transform) -> str:
+    """An entry's transform.py works on the definition dedented, as a module of its own."""
+    indent = unit.indent
+    if not all(line.startswith(indent) or not line.strip() for line in unit.text.split("\n")):
+        raise UnexpectedCode(f"{target.name} has lines left of its def; an entry's transform cannot take it")
+    dedented = statements.legacy_canonical(unit)
+    try:
+        module = libcst.parse_module(dedented + "\n")
+    except libcst.ParserSyntaxError:
+        raise UnexpectedCode(f"libcst cannot parse {target.name}") from None
+    code = transform(module, target.name).code.rstrip("\n")
+    return "\n".join(f"{indent}{line}" if line else line for line in code.split("\n"))
+
+
+def _legacy(unit: statements.Unit, target: Target, transform: Transform | None) -> str:
+    """Schema 2: the fixed text is the dedented definition, indented for its place (blank lines stay blank)."""
+    assert target.fixed_text is not None
+    try:
+        fixed = ast.parse(target.fixed_text).body
+    except SyntaxError:
+        fixed = []
+    if len(fixed) != 1 or not isinstance(fixed[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise UnexpectedCode(f"the fixed text of {target.name} is not a function definition")
+    if transform is not None:
+        return _custom(unit, target, transform)
+    return "\n".join(line.rstrip("\r\n") for line in _legacy_placed(target.fixed_text, unit.indent, "\n"))
+
+
+def _legacy_insertion(parsed: statements.SourceFile, file: PatchFile, target: Target, order: int) -> _Edit:
+    """hfpatch 0.2 put a helper just before the next target of its scope, at that target's indentation, with the
+    blank lines PEP 8 asks for after it (one between methods, two at the top level)."""
+    assert target.fixed_text is not None
+    anchor = None if target.before is None else statements.find(parsed, target.before)
+    if anchor is None:
+        raise UnexpectedCode(f"{target.name} is absent and no later target of its scope says where it goes")
+    blank = 1 if target.name.rpartition(".")[0] else 2
+    body = _legacy_placed(target.fixed_text, anchor.indent, parsed.newline)
+    return _Edit(anchor.start, anchor.start, (*body, *([parsed.newline] * blank)), order)
+
+
+def _legacy_placed(text: str, indent: str, newline: str) -> tuple[str, ...]:
+    return tuple(f"{indent}{line}{newline}" if line.strip() else f"{line}{newline}" for line in text.split("\n"))
 
 
 def _custom_transform(patch: Patch) -> Transform | None:

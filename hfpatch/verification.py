@@ -42,8 +42,8 @@ def verify(checked: Outcome) -> Outcome:
         return _with(checked, Action.NO_PROBE, CHECK_EXIT[checked.condition], message)
     result = _run_probe(patch.probe, facts.python)
     where = str(result.get("loader_file") or "")
-    file = installation.path_of(patch.file)
-    shadow = f" (the interpreter imports {where}, not {file})" if where and Path(where) != file else ""
+    paths = [installation.path_of(file.file) for file in patch.files]
+    shadow = f" (the interpreter imports {where}, not {paths[0]})" if where and Path(where) not in paths else ""
     if result.get("ok"):
         message = f"the real code works here{shadow}: {_context(checked)}"
         return _with(checked, Action.VERIFIED, ExitCode.OK, message)

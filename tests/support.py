@@ -53,7 +53,7 @@ class Completed:
         start = next(index for index, line in enumerate(lines) if line.startswith("release "))
         rows = {}
         for line in lines[start + 1 :]:
-            if line.startswith(("note:", "wrote ", "no probe")):
+            if not line.strip() or line.startswith(("note:", "wrote ", "no probe", "not safe", " ")):
                 break
             release, form, verdict, reason = line.split(None, 3)
             rows[release] = (form, verdict, reason)
@@ -168,11 +168,23 @@ class Site:
 
     @property
     def backup(self) -> Path:
-        return self.state_dir / self.patch_id / "original"
+        """hfpatch's copy of the file's original bytes."""
+        return self.state_dir.joinpath("files", *self.relative_file.split("/"), "original")
 
     @property
     def state(self) -> Path:
+        """hfpatch's state of the site's patch."""
         return self.state_dir / self.patch_id / "state.json"
+
+    @property
+    def file_state(self) -> Path:
+        """hfpatch's state of the site's file."""
+        return self.backup.with_name("state.json")
+
+    @property
+    def holds_state(self) -> bool:
+        """Whether hfpatch keeps any state or backup here (its lock aside)."""
+        return self.state_dir.is_dir() and any(path.name != "lock" for path in self.state_dir.iterdir())
 
     def env(self, **extra: str) -> dict[str, str]:
         env = clean_env()

@@ -282,37 +282,51 @@ def _edited(edit: Callable[[dict[str, Any]], object]) -> Callable[[bytes], bytes
     return damage
 
 
-def _escaping_target(saved: dict[str, Any]) -> None:
+def _escaping_file(saved: dict[str, Any]) -> None:
     """A path out of the site, made consistent with the RECORD line it would restore: only the '..' gives it away."""
-    saved["target"] = "../outside.py"
+    saved["file"] = "../outside.py"
     saved["record_line_before"] = "../outside.py" + saved["record_line_before"][len(MODULE) :]
 
 
+def _escaping_change(saved: dict[str, Any]) -> None:
+    saved["files"][0]["file"] = "../outside.py"
+
+
 CORRUPT = "is corrupt; nothing was changed"
+NEWER = "was written by a newer hfpatch (9.0, state schema 3); upgrade hfpatch"
+# (which state: the patch's or the file's, what is done to it, what every command says)
 STATE_DAMAGE = [
-    pytest.param(lambda data: b"not json\n", CORRUPT, id="not-json"),
-    pytest.param(lambda data: data[: len(data) // 2], CORRUPT, id="truncated"),
-    pytest.param(lambda data: b"[]\n", CORRUPT, id="a-list"),
-    pytest.param(_edited(lambda saved: saved.update(before_sha256=5)), CORRUPT, id="digest-not-a-string"),
-    pytest.param(_edited(lambda saved: saved.update(version=1.0)), CORRUPT, id="version-not-a-string"),
-    pytest.param(_edited(lambda saved: saved.update(phase="half-done")), CORRUPT, id="unknown-phase"),
-    pytest.param(_edited(lambda saved: saved.pop("after_sha256")), CORRUPT, id="missing-field"),
-    pytest.param(_edited(_escaping_target), CORRUPT, id="target-escapes"),
+    pytest.param("patch", lambda data: b"not json\n", CORRUPT, id="not-json"),
+    pytest.param("patch", lambda data: data[: len(data) // 2], CORRUPT, id="truncated"),
+    pytest.param("patch", lambda data: b"[]\n", CORRUPT, id="a-list"),
+    pytest.param("file", _edited(lambda saved: saved.update(sha256=5)), CORRUPT, id="digest-not-a-string"),
+    pytest.param("patch", _edited(lambda saved: saved.update(version=1.0)), CORRUPT, id="version-not-a-string"),
+    pytest.param("patch", _edited(lambda saved: saved.update(phase="half-done")), CORRUPT, id="unknown-phase"),
+    pytest.param("file", _edited(lambda saved: saved.pop("original_sha256")), CORRUPT, id="missing-field"),
+    pytest.param("file", _edited(lambda saved: saved.update(patches="toypkg-1")), CORRUPT, id="patches-a-string"),
+    pytest.param("file", _edited(_escaping_file), CORRUPT, id="file-escapes"),
+    pytest.param("patch", _edited(_escaping_change), CORRUPT, id="change-escapes"),
     pytest.param(
-        _edited(lambda saved: saved.update(schema=2, hfpatch_version="9.0", new_field=[1])),
-        "was written by a newer hfpatch (9.0, state schema 2); upgrade hfpatch",
+        "patch",
+        _edited(lambda saved: saved.update(schema=3, hfpatch_version="9.0", new_field=[1])),
+        NEWER,
         id="newer-schema",
     ),
-    pytest.param(lambda data: b"\xff\xfe" + data, "cannot read hfpatch's state", id="not-utf-8"),
+    pytest.param(
+        "file", _edited(lambda saved: saved.update(schema=3, hfpatch_version="9.0")), NEWER, id="newer-file-schema"
+    ),
+    pytest.param("patch", lambda data: b"\xff\xfe" + data, "cannot read hfpatch's state", id="not-utf-8"),
+    pytest.param("file", lambda data: b"\xff\xfe" + data, "cannot read hfpatch's state", id="file-not-utf-8"),
 ]
 
 
-@pytest.mark.parametrize(("damage", "says"), STATE_DAMAGE)
+@pytest.mark.parametrize(("which", "damage", "says"), STATE_DAMAGE)
 def test_a_damaged_state_is_refused_by_every_command_and_kept(
-    site: Site, run: Run, damage: Callable[[bytes], bytes], says: str
+    site: Site, run: Run, which: str, damage: Callable[[bytes], bytes], says: str
 ) -> None:
     assert run("apply").code == 0
-    site.state.write_bytes(damage(site.state.read_bytes()))
+    damaged = site.state if which == "patch" else site.file_state
+    damaged.write_bytes(damage(damaged.read_bytes()))
     before = tree(site.root)
     refused(run, ("check",), "error", says)
     for args in (("apply",), ("apply", "--dry-run"), ("revert",), ("revert", "--force"), ("revert", "--dry-run")):

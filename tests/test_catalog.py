@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -67,10 +69,10 @@ def test_the_builtin_catalog_is_patches_beside_a_checkout_and_inside_a_wheel() -
 def test_the_builtin_entry_describes_transformers_46618(builtin: Patch) -> None:
     assert builtin.id == BUILTIN_ID
     assert builtin.distribution == "transformers"
-    assert builtin.file == "transformers/dynamic_module_utils.py"
+    assert [file.file for file in builtin.files] == ["transformers/dynamic_module_utils.py"]
     assert builtin.package == "transformers"
     assert (builtin.fixed_in, builtin.first_defined_in) == ("5.13.0", "5.8.0")
-    assert [target.name for target in builtin.targets] == ["_compute_local_source_files_hash"]
+    assert [target.name for target in builtin.files[0].targets] == ["_compute_local_source_files_hash"]
     assert builtin.probe is not None and builtin.probe.is_file()
 
 
@@ -78,7 +80,7 @@ def test_the_builtin_entry_describes_transformers_46618(builtin: Patch) -> None:
     ("verdict", "golden"), [pytest.param(verdict, name, id=name) for verdict, name in GOLDEN_BY_VERDICT.items()]
 )
 def test_each_form_digest_is_that_of_its_golden_text(builtin: Patch, verdict: Verdict, golden: str) -> None:
-    (target,) = builtin.targets
+    (target,) = builtin.files[0].targets
     (form,) = [form for form in target.forms if form.verdict is verdict]
     text = golden_text(golden)
     assert form.sha256 == sha256(text)
@@ -87,13 +89,13 @@ def test_each_form_digest_is_that_of_its_golden_text(builtin: Patch, verdict: Ve
 
 
 def test_the_fixed_text_is_the_golden_fixed_text(builtin: Patch) -> None:
-    (target,) = builtin.targets
+    (target,) = builtin.files[0].targets
     assert target.fixed_text == golden_text("fixed.py")
     assert target.fixed_sha256 == sha256(golden_text("fixed.py"))
 
 
 def test_every_form_names_its_releases_and_the_not_applicable_one_says_why(builtin: Patch) -> None:
-    (target,) = builtin.targets
+    (target,) = builtin.files[0].targets
     assert all(form.releases for form in target.forms)
     (not_applicable,) = [form for form in target.forms if form.verdict is Verdict.NOT_APPLICABLE]
     assert "modules_needed) where the fix has" in not_applicable.reason
@@ -108,11 +110,11 @@ def test_each_builtin_entry_is_laid_out_as_hfpatch_new_writes_it(patch_id: str) 
 
 
 def test_the_needs_patch_file_form_knows_the_file_it_becomes(builtin: Patch) -> None:
-    (needing,) = [known for known in builtin.known_files if known.verdict is Verdict.NEEDS_PATCH]
+    (needing,) = [known for known in builtin.files[0].known_files if known.verdict is Verdict.NEEDS_PATCH]
     assert needing.patched_sha256 is not None
-    fixed_files = {known.sha256 for known in builtin.known_files if known.verdict is Verdict.FIXED}
+    fixed_files = {known.sha256 for known in builtin.files[0].known_files if known.verdict is Verdict.FIXED}
     assert needing.patched_sha256 in fixed_files
-    assert any(known.verdict is None for known in builtin.known_files)  # a release from before the targets
+    assert any(known.verdict is None for known in builtin.files[0].known_files)  # a release from before the targets
 
 
 # --------------------------------------------------------------------------------------------------- validation
@@ -125,18 +127,23 @@ TARGET = {"name": "greet", "fixed": "fixed/greet.py", "forms": [FORM]}
 
 def valid(entry_id: str = ENTRY_ID) -> dict[str, Any]:
     return {
-        "schema": 2,
+        "schema": 3,
         "about": ["a team's entry, written for these tests"],
         "id": entry_id,
         "title": "greet(None) fails",
         "upstream": "example/team#1",
         "url": "https://example.invalid/team/pull/1",
         "distribution": "teampkg",
-        "module": "teampkg.core",
-        "file": "teampkg/core.py",
         "fixed_in": "2.0",
-        "targets": [copy.deepcopy(TARGET)],
+        "files": [{"module": "teampkg.core", "file": "teampkg/core.py", "targets": [copy.deepcopy(TARGET)]}],
     }
+
+
+def valid_schema_2(entry_id: str = ENTRY_ID) -> dict[str, Any]:
+    """As hfpatch 0.2 wrote it: one file, its keys at the top."""
+    data = valid(entry_id)
+    (file,) = data.pop("files")
+    return {**data, "schema": 2, **file}
 
 
 def write_entry(catalog_dir: Path, data: dict[str, Any] | str, entry_id: str = ENTRY_ID) -> Path:
@@ -153,36 +160,73 @@ def test_the_valid_entry_of_the_validation_table_loads(tmp_path: Path) -> None:
     loaded = entry.load(write_entry(tmp_path, valid()))
     assert loaded.id == ENTRY_ID
     assert loaded.about == ("a team's entry, written for these tests",)
-    assert loaded.targets[0].fixed_text == FIXED_TEXT.rstrip("\n")
-    assert loaded.targets[0].forms[0].verdict is Verdict.NEEDS_PATCH
+    (file,) = loaded.files
+    assert file.targets[0].fixed_text == FIXED_TEXT.rstrip("\n")
+    assert file.targets[0].forms[0].verdict is Verdict.NEEDS_PATCH
+    assert not file.targets[0].legacy
+
+
+def test_an_entry_of_hfpatch_0_2_loads_as_one_file_digested_as_0_2_digested() -> None:
+    """Schema 2 stays readable: its one file, its targets digested dedented (hfpatch.statements.legacy_canonical)."""
+    directory = write_entry(Path(tempfile.mkdtemp()), valid_schema_2())
+    loaded = entry.load(directory)
+    (file,) = loaded.files
+    assert (file.module, file.file) == ("teampkg.core", "teampkg/core.py")
+    assert [target.legacy for target in file.targets] == [True]
+    assert loaded == entry.load(write_entry(Path(tempfile.mkdtemp()), valid_schema_2()))._replace(
+        directory=loaded.directory
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        pytest.param(lambda data: data.update(files=[data["files"][0]] * 2), "a file is named twice", id="file-twice"),
+        pytest.param(
+            lambda data: data["files"].append({**data["files"][0], "module": "other.core", "file": "other/core.py"}),
+            "more than one top-level package",
+            id="two-packages",
+        ),
+        pytest.param(lambda data: data.update(schema=2), "the entry has an unknown key 'files'", id="files-in-2"),
+    ],
+)
+def test_an_entry_of_several_files_is_checked_as_a_whole(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None], says: str
+) -> None:
+    data = valid()
+    change(data)
+    with pytest.raises(CatalogError, match=re.escape(says)):
+        entry.load(write_entry(tmp_path, data))
 
 
 DROP = object()
+FILE_AT = ("files", 0)
+TARGET_AT = ("files", 0, "targets", 0)
 
 
 @pytest.mark.parametrize(
     ("where", "value", "says"),
     [
-        pytest.param(("schema",), 1, "schema must be 2 (this hfpatch reads schema 2), not 1.", id="schema-1"),
-        pytest.param(("schema",), 3, "not 3 (a newer hfpatch wrote it? upgrade hfpatch)", id="schema-3"),
-        pytest.param(("schema",), DROP, "schema must be 2", id="no-schema"),
+        pytest.param(("schema",), 1, "schema must be 3 (this hfpatch reads schema 2 or 3), not 1.", id="schema-1"),
+        pytest.param(("schema",), 4, "not 4 (a newer hfpatch wrote it? upgrade hfpatch)", id="schema-4"),
+        pytest.param(("schema",), DROP, "schema must be 3", id="no-schema"),
         pytest.param(("id",), "team-2", "name its directory ('team-1')", id="id-not-its-directory"),
         pytest.param(("id",), "Team 1", "lowercase", id="id-not-lowercase"),
-        pytest.param(("file",), "../teampkg/core.py", "relative", id="file-dotdot"),
-        pytest.param(("file",), "/teampkg/core.py", "relative", id="file-absolute"),
-        pytest.param(("file",), "teampkg/core.pyc", ".py", id="file-not-py"),
-        pytest.param(("targets", 0, "fixed"), "fixed/nope.py", "not a file", id="fixed-missing"),
-        pytest.param(("targets", 0, "fixed"), "../outside.py", "not a file inside", id="fixed-escapes"),
-        pytest.param(("targets", 0, "fixed"), DROP, "missing 'fixed'", id="fixed-not-given"),
-        pytest.param(("targets", 0, "insert_if_absent"), "yes", "true or false", id="insert-if-absent-a-string"),
+        pytest.param((*FILE_AT, "file"), "../teampkg/core.py", "relative", id="file-dotdot"),
+        pytest.param((*FILE_AT, "file"), "/teampkg/core.py", "relative", id="file-absolute"),
+        pytest.param((*FILE_AT, "file"), "teampkg/core.pyc", ".py", id="file-not-py"),
+        pytest.param((*TARGET_AT, "fixed"), "fixed/nope.py", "not a file", id="fixed-missing"),
+        pytest.param((*TARGET_AT, "fixed"), "../outside.py", "not a file inside", id="fixed-escapes"),
+        pytest.param((*TARGET_AT, "fixed"), DROP, "missing 'fixed'", id="fixed-not-given"),
+        pytest.param((*TARGET_AT, "insert_if_absent"), "yes", "true or false", id="insert-if-absent-a-string"),
         pytest.param(
-            ("targets", 0, "forms", 0, "verdict"),
+            (*TARGET_AT, "forms", 0, "verdict"),
             "maybe",
             "verdict 'maybe' is none of 'needs-patch', 'fixed', 'not-applicable'.",
             id="unknown-verdict",
         ),
         pytest.param(
-            ("known_files",),
+            (*FILE_AT, "known_files"),
             [{"sha256": "b" * 64, "verdict": "fixd"}],
             "verdict 'fixd' is none of 'needs-patch', 'fixed', 'not-applicable', 'absent'.",
             id="unknown-verdict-of-a-file",
@@ -191,40 +235,92 @@ DROP = object()
         pytest.param(("fixed_in",), " 2.0", "fixed_in ' 2.0' is not a version", id="fixed-in-with-a-space"),
         pytest.param(("first_defined_in",), "soon", "first_defined_in 'soon' is not a version", id="first-defined-in"),
         pytest.param(
-            ("targets", 0, "forms", 0, "releases"),
+            (*TARGET_AT, "forms", 0, "releases"),
             ["1.0", "1.x"],
             "releases lists '1.x', which is not a version",
             id="form-release-not-a-version",
         ),
         pytest.param(
-            ("known_files",),
+            (*FILE_AT, "known_files"),
             [{"sha256": "b" * 64, "verdict": "fixed", "releases": ["2.0", "latest"]}],
             "releases lists 'latest', which is not a version",
             id="known-file-release-not-a-version",
         ),
-        pytest.param(("targets", 0, "forms", 0, "sha256"), "ABC", "not a sha256", id="bad-sha256"),
-        pytest.param(("targets", 0, "forms", 0, "sha256"), "A" * 64, "lowercase hex", id="upper-sha"),
-        pytest.param(("targets", 0, "forms", 0, "releases"), "1.0", "releases must be a list", id="releases"),
-        pytest.param(("targets", 0, "forms", 0, "lines"), [1, 2], "lines must be a list of strings", id="lines"),
-        pytest.param(("targets",), [], "names no targets", id="no-target"),
-        pytest.param(("targets",), [TARGET, TARGET], "named twice", id="duplicate-target"),
-        pytest.param(("targets",), TARGET, "targets must be a list of objects", id="targets-an-object"),
-        pytest.param(("targets", 0, "name"), "a.b.c", "Class.method", id="qualname-three-parts"),
-        pytest.param(("targets", 0, "name"), "1greet", "Class.method", id="qualname-digit"),
+        pytest.param((*TARGET_AT, "forms", 0, "sha256"), "ABC", "not a sha256", id="bad-sha256"),
+        pytest.param((*TARGET_AT, "forms", 0, "sha256"), "A" * 64, "lowercase hex", id="upper-sha"),
+        pytest.param((*TARGET_AT, "forms", 0, "releases"), "1.0", "releases must be a list", id="releases"),
+        pytest.param((*TARGET_AT, "forms", 0, "lines"), [1, 2], "lines must be a list of strings", id="lines"),
+        pytest.param(
+            (
+                "files",
+                0,
+                "targets",
+            ),
+            [],
+            "names no targets",
+            id="no-target",
+        ),
+        pytest.param(
+            (
+                "files",
+                0,
+                "targets",
+            ),
+            [TARGET, TARGET],
+            "named twice",
+            id="duplicate-target",
+        ),
+        pytest.param(
+            (
+                "files",
+                0,
+                "targets",
+            ),
+            TARGET,
+            "targets must be a list of objects",
+            id="targets-an-object",
+        ),
+        pytest.param((*TARGET_AT, "name"), " greet", "without surrounding spaces", id="name-spaced"),
+        pytest.param((*TARGET_AT, "name"), "a\nb", "must be one line", id="name-two-lines"),
+        pytest.param((*TARGET_AT, "delete"), True, "is deleted and has a fixed text", id="delete-and-fixed"),
+        pytest.param((*TARGET_AT, "delete"), "yes", "delete must be true or false", id="delete-a-string"),
+        pytest.param((*TARGET_AT, "after"), 3, "after must be a non-empty string", id="after-a-number"),
+        pytest.param((*TARGET_AT, "lead"), ["# a"], "lead must be a string", id="lead-a-list"),
+        pytest.param((*TARGET_AT, "lead_was"), ["x"], "lead_was 'x' is not a sha256", id="lead-was"),
+        pytest.param(("files",), [], "names no files", id="no-files"),
+        pytest.param((*FILE_AT, "module"), "teampkg/core", "dotted module name", id="module-a-path"),
+        pytest.param((*FILE_AT, "targetz"), [], "a file has an unknown key 'targetz'", id="unknown-file-key"),
+        pytest.param(("module",), "teampkg.core", "the entry has an unknown key 'module'", id="schema-2-key-in-3"),
+        pytest.param(("advisories",), ["CVE-26-1"], "no CVE, GHSA or PYSEC id", id="advisory-not-an-id"),
+        pytest.param(("advisories",), "CVE-2026-1839", "advisories must be a list of strings", id="advisories-one"),
+        pytest.param(("releases_read",), ["1.0"], "two releases, the oldest and the newest", id="releases-read-one"),
+        pytest.param(("releases_read",), ["1.0", "x"], "releases_read lists 'x'", id="releases-read-no-version"),
         pytest.param(("title",), 1, "title must be", id="title-not-string"),
         pytest.param(("title",), DROP, "missing 'title'", id="title-missing"),
         pytest.param(("about",), "one line", "about must be a list of strings", id="about-a-string"),
-        pytest.param(("known_files",), [{"sha256": "b" * 64}], "missing 'verdict'", id="known-file-no-verdict"),
-        pytest.param(("schema",), 2.0, "schema must be 2", id="schema-a-float"),
-        pytest.param(("Probe",), "probe.py", "the entry has an unknown key 'Probe'", id="unknown-key"),
-        pytest.param(("targets", 0, "insert_if_abset"), True, "a target has an unknown key", id="unknown-target-key"),
         pytest.param(
-            ("targets", 0, "forms", 0, "release"), ["1.0"], "a form has an unknown key", id="unknown-form-key"
+            (
+                "files",
+                0,
+                "known_files",
+            ),
+            [{"sha256": "b" * 64}],
+            "missing 'verdict'",
+            id="known-file-no-verdict",
+        ),
+        pytest.param(("schema",), 3.0, "schema must be 3", id="schema-a-float"),
+        pytest.param(("Probe",), "probe.py", "the entry has an unknown key 'Probe'", id="unknown-key"),
+        pytest.param((*TARGET_AT, "insert_if_abset"), True, "a target has an unknown key", id="unknown-target-key"),
+        pytest.param(
+            (*TARGET_AT, "forms", 0, "release"),
+            ["1.0"],
+            "a form has an unknown key",
+            id="unknown-form-key",
         ),
         pytest.param(("title",), "greet\ud800", "title holds an unpaired surrogate", id="title-a-lone-surrogate"),
         pytest.param(("about",), ["\udfff"], "about holds an unpaired surrogate", id="about-a-lone-surrogate"),
         pytest.param(
-            ("known_files",),
+            (*FILE_AT, "known_files"),
             [{"sha256": "b" * 64, "verdict": "fixed", "note": 1}],
             "note must be a non-empty string",
             id="known-file-note-not-text",

@@ -68,6 +68,11 @@ def _hfpatch(command: str, venv: Venv) -> tuple[int, str, str]:
     return done.code, done.label(PATCH_ID), done.out + done.err
 
 
+def _holds_state(venv: Venv) -> bool:
+    state_dir = venv.site_packages / ".hfpatch"
+    return state_dir.is_dir() and any(path.name != "lock" for path in state_dir.iterdir())
+
+
 def _target(venv: Venv) -> Path:
     return venv.site_packages / TARGET
 
@@ -119,7 +124,7 @@ def test_pip_changes_transformers_after_apply(buggy_release: Release, venv: Venv
     _heal(venv, operation, installed)
     if operation == "uninstall":
         # revert cleared the state the uninstall left behind; the same release installed again starts afresh
-        assert not (venv.site_packages / ".hfpatch" / PATCH_ID).exists()
+        assert not _holds_state(venv)
         venv.pip("install", "--no-deps", "--no-compile", f"transformers=={buggy_release.version}")
         assert _hfpatch("check", venv)[:2] == (1, "needs-patch")
         assert _hfpatch("apply", venv)[:2] == (0, "patched")
@@ -160,7 +165,7 @@ def _heal(venv: Venv, operation: str, installed: Installed) -> None:
         check = _hfpatch("check", venv)
         assert check[0] == 0 and "stale" not in check[2], check[2]
     assert Installed.read(venv) == installed
-    assert not (venv.site_packages / ".hfpatch" / PATCH_ID).exists()
+    assert not _holds_state(venv)
 
 
 def test_a_copy_earlier_on_the_path_is_the_one_patched_and_named(buggy_release: Release, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hfpatch import catalog, definitions, entry
+from hfpatch import catalog, entry, statements
 from hfpatch.classify import identify
 from hfpatch.entry import Patch, Verdict
 from hfpatch.errors import UnexpectedCode
@@ -106,7 +106,7 @@ def transformers_patch() -> Patch:
 def test_each_golden_form_is_identified_by_its_code(
     transformers_patch: Patch, function: str, version: str | None, verdict: Verdict, says: str
 ) -> None:
-    found = identify(lf(module(function)), transformers_patch, version)
+    found = identify(lf(module(function)), transformers_patch, transformers_patch.files[0], version)
     assert found.verdict is verdict
     assert says in found.detail
 
@@ -124,13 +124,13 @@ ENCODINGS = [
 def test_the_buggy_form_becomes_the_fixed_text_and_nothing_else_changes(
     transformers_patch: Patch, encode: Callable[[str], bytes], tail: str
 ) -> None:
-    result = patched(encode(module(BUGGY, tail=tail)), transformers_patch)
+    result = patched(encode(module(BUGGY, tail=tail)), transformers_patch, transformers_patch.files[0])
     assert result == encode(module(FIXED, tail=tail))
-    assert identify(result, transformers_patch, "5.12.1").verdict is Verdict.FIXED
+    assert identify(result, transformers_patch, transformers_patch.files[0], "5.12.1").verdict is Verdict.FIXED
 
 
 def test_a_crlf_file_keeps_crlf_on_every_line_including_the_new_ones(transformers_patch: Patch) -> None:
-    result = patched(crlf(module(BUGGY)), transformers_patch)
+    result = patched(crlf(module(BUGGY)), transformers_patch, transformers_patch.files[0])
     assert b"\n" not in result.replace(b"\r\n", b"")
     assert result.count(b"\r\n") == module(FIXED).count("\n")
 
@@ -138,7 +138,7 @@ def test_a_crlf_file_keeps_crlf_on_every_line_including_the_new_ones(transformer
 @pytest.mark.parametrize(("encode", "tail"), ENCODINGS)
 def test_already_fixed_code_is_left_alone(transformers_patch: Patch, encode: Callable[[str], bytes], tail: str) -> None:
     source = encode(module(FIXED, tail=tail))
-    assert patched(source, transformers_patch) == source
+    assert patched(source, transformers_patch, transformers_patch.files[0]) == source
 
 
 @pytest.mark.parametrize(
@@ -180,7 +180,7 @@ def test_an_edited_function_is_unrecognised_and_the_detail_names_the_line(
     transformers_patch: Patch, old: str, new: str, says: str
 ) -> None:
     assert old in BUGGY
-    found = identify(lf(module(BUGGY.replace(old, new))), transformers_patch, "5.12.1")
+    found = identify(lf(module(BUGGY.replace(old, new))), transformers_patch, transformers_patch.files[0], "5.12.1")
     assert found.verdict is None
     assert found.detail == f"{NAME} {says}"
 
@@ -206,18 +206,18 @@ def test_an_edited_function_is_unrecognised_and_the_detail_names_the_line(
 def test_a_file_that_is_not_python_is_unexpected_code(transformers_patch: Patch, source: bytes, says: str) -> None:
     expected = f"transformers/dynamic_module_utils.py {says}"
     with pytest.raises(UnexpectedCode) as identifying:
-        identify(source, transformers_patch, "5.12.1")
+        identify(source, transformers_patch, transformers_patch.files[0], "5.12.1")
     assert str(identifying.value) == expected
     with pytest.raises(UnexpectedCode) as rewriting:
-        patched(source, transformers_patch)
+        patched(source, transformers_patch, transformers_patch.files[0])
     assert str(rewriting.value) == expected
 
 
 def test_decorators_are_part_of_the_definition() -> None:
-    source = definitions.parse(lf(module("@functools.cache\n@other\n" + BUGGY)), "m.py")
-    found = definitions.find(source, NAME)
+    source = statements.parse(lf(module("@functools.cache\n@other\n" + BUGGY)), "m.py")
+    found = statements.find(source, NAME)
     assert found is not None
-    assert found.canonical == ("@functools.cache\n@other\n" + BUGGY).rstrip("\n")
+    assert found.text == ("@functools.cache\n@other\n" + BUGGY).rstrip("\n")
     assert source.lines[found.start] == "@functools.cache\n"
     assert "".join(source.lines[found.start : found.end]) == "@functools.cache\n@other\n" + BUGGY
 
@@ -252,12 +252,12 @@ WHICH = [
 def test_the_target_is_the_module_level_function_python_binds(
     transformers_patch: Patch, source: str, verdict: Verdict | None, result: str | None
 ) -> None:
-    assert identify(lf(source), transformers_patch, "5.12.1").verdict is verdict
+    assert identify(lf(source), transformers_patch, transformers_patch.files[0], "5.12.1").verdict is verdict
     if result is None:
         with pytest.raises(UnexpectedCode, match=f"has no {NAME}; nothing to patch"):
-            patched(lf(source), transformers_patch)
+            patched(lf(source), transformers_patch, transformers_patch.files[0])
     else:
-        assert patched(lf(source), transformers_patch) == lf(result)
+        assert patched(lf(source), transformers_patch, transformers_patch.files[0]) == lf(result)
 
 
 # -------------------------------------------------------------------------------------------- the version rules
@@ -287,7 +287,7 @@ ABSENT = module("")
 def test_the_version_decides_only_where_the_code_is_not_a_known_form(
     transformers_patch: Patch, source: str, version: str | None, verdict: Verdict | None, says: str
 ) -> None:
-    found = identify(lf(source), transformers_patch, version)
+    found = identify(lf(source), transformers_patch, transformers_patch.files[0], version)
     assert found.verdict is verdict
     assert says in found.detail
 
@@ -307,7 +307,7 @@ def test_a_released_file_is_known_by_its_digest_without_parsing(
     greeter = write_entry(
         tmp_path, [Spec("greet", FUNCTION_FIXED, ())], file_forms=[(sha256(source), verdict, None, ["1.0"])]
     )
-    found = identify(source, greeter, "1.0")
+    found = identify(source, greeter, greeter.files[0], "1.0")
     assert (found.verdict, found.detail) == (expected, says)
 
 
@@ -556,13 +556,13 @@ def test_a_made_up_entry_patches_each_target_and_nothing_else(
 ) -> None:
     assert result != source
     greeter = write_entry(tmp_path, targets, transform=transform)
-    assert identify(lf(source), greeter, "1.0").verdict is Verdict.NEEDS_PATCH
-    after = patched(lf(source), greeter)
+    assert identify(lf(source), greeter, greeter.files[0], "1.0").verdict is Verdict.NEEDS_PATCH
+    after = patched(lf(source), greeter, greeter.files[0])
     assert after == lf(result)
-    assert identify(after, greeter, "1.0").verdict is Verdict.FIXED
-    assert patched(after, greeter) == after
+    assert identify(after, greeter, greeter.files[0], "1.0").verdict is Verdict.FIXED
+    assert patched(after, greeter, greeter.files[0]) == after
     assert greet_of(after)(None) == "Hello, world"
-    assert patched(crlf(source), greeter) == crlf(result)
+    assert patched(crlf(source), greeter, greeter.files[0]) == crlf(result)
 
 
 def greet_of(code: bytes) -> Callable[[str | None], str]:
@@ -583,7 +583,7 @@ def test_a_custom_transform_receives_the_dedented_definition_as_its_own_module(t
         [Spec("Greeter.greet", tabbed(METHOD_FIXED), ((tabbed(METHOD_BUGGY), "needs-patch"),))],
         transform=TRANSFORM,
     )
-    patched(lf(tabbed(GREETER)), greeter)
+    patched(lf(tabbed(GREETER)), greeter, greeter.files[0])
     received = (tmp_path / "greeter-1" / "received.txt").read_text(encoding="utf-8")
     assert received == "Greeter.greet\n" + tabbed(METHOD_BUGGY)
 
@@ -639,7 +639,7 @@ def test_a_patch_that_cannot_come_out_exactly_fixed_returns_nothing(
 ) -> None:
     greeter = write_entry(tmp_path, targets, transform=transform)
     with pytest.raises(UnexpectedCode) as raised:
-        patched(lf(source), greeter)
+        patched(lf(source), greeter, greeter.files[0])
     assert str(raised.value).startswith(says)
 
 
@@ -648,7 +648,7 @@ def test_a_known_file_must_become_the_file_the_catalog_records(tmp_path: Path) -
     result = lf(GREETER.replace(in_class(METHOD_BUGGY), in_class(METHOD_FIXED)))
     targets = [Spec("Greeter.greet", METHOD_FIXED, ((METHOD_BUGGY, "needs-patch"),))]
     right = write_entry(tmp_path / "right", targets, file_forms=[(sha256(source), "needs-patch", sha256(result), [])])
-    assert patched(source, right) == result
+    assert patched(source, right, right.files[0]) == result
     wrong = write_entry(tmp_path / "wrong", targets, file_forms=[(sha256(source), "needs-patch", "0" * 64, [])])
     with pytest.raises(UnexpectedCode, match=r"the patched file would differ from upstream's 2\.0 file"):
-        patched(source, wrong)
+        patched(source, wrong, wrong.files[0])

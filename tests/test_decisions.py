@@ -87,7 +87,7 @@ def put_back_the_original(world: World, *, record: bool = True) -> None:
 
 def set_phase(world: World, phase: Phase) -> None:
     """Where a killed run stops: the state's phase says what it was doing (written as the executor writes it)."""
-    saved = state.load(world.site.root, PATCH_ID)
+    saved, _ = state.load(world.site.root, PATCH_ID)
     assert saved is not None
     state.save(world.site.root, saved._replace(phase=phase))
 
@@ -153,6 +153,7 @@ def needs_patch_after_an_apply_killed_after_the_backup(where: Path) -> World:
     world = applied(where)
     put_back_the_original(world)
     state.state_path(world.site.root, PATCH_ID).unlink()  # the backup alone: no state was written yet
+    state.file_state_path(world.site.root, MODULE).unlink()
     return world
 
 
@@ -283,13 +284,13 @@ def edited(where: Path) -> World:
 
 def edited_and_the_backup_gone(where: Path) -> World:
     world = edited(where)
-    state.backup_path(world.site.root, PATCH_ID).unlink()
+    state.original_path(world.site.root, MODULE).unlink()
     return world
 
 
 def edited_and_the_backup_altered(where: Path) -> World:
     world = edited(where)
-    state.backup_path(world.site.root, PATCH_ID).write_text(FIXED_MODULE, encoding="utf-8")
+    state.original_path(world.site.root, MODULE).write_text(FIXED_MODULE, encoding="utf-8")
     return world
 
 
@@ -310,7 +311,8 @@ def corrupt_state(where: Path) -> World:
 def state_naming_another_file(where: Path) -> World:
     """The entry moved its target since apply: the state names the file it patched, not the entry's."""
     world = applied(where)
-    return dataclasses.replace(world, patch=world.patch._replace(file="toypkg/other.py"))
+    moved = world.patch.files[0]._replace(file="toypkg/other.py")
+    return dataclasses.replace(world, patch=world.patch._replace(files=(moved,)))
 
 
 def missing_file(where: Path) -> World:
@@ -716,8 +718,8 @@ def test_each_command_plans_for_the_condition(
     facts = read(scenario)
     diagnosis = diagnose(facts, suggest)
 
-    def planned(command: Command, **options: bool) -> Planned:
-        decided = plan(command, diagnosis, facts, Options(suggest=suggest, **options))
+    def planned(command: Command, *, force: bool = False) -> Planned:
+        decided = plan(command, diagnosis, facts, Options(suggest=suggest, force=force))
         return decided.action, decided.exit_code, decided.steps
 
     assert planned(Command.APPLY) == expected.apply

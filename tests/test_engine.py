@@ -53,7 +53,7 @@ def entry(done: Completed) -> dict[str, Any]:
     """The patch's entry of the one JSON document on stdout (json.loads refuses anything around it)."""
     assert done.err == "", done.err
     document = json.loads(done.out)
-    assert document["schema"] == 2
+    assert document["schema"] == 3
     (environment,) = document["environments"]
     (found,) = environment["patches"]
     assert isinstance(found, dict)
@@ -107,14 +107,16 @@ def test_apply_makes_the_file_the_fixed_module_and_revert_the_original_both_keep
 def test_apply_keeps_a_byte_exact_backup_and_a_state_of_what_it_did(applied: Site) -> None:
     assert applied.backup.read_bytes() == BUGGY
     saved = json.loads(applied.state.read_text(encoding="utf-8"))
-    assert saved["schema"] == 1
+    assert saved["schema"] == 2
     assert saved["phase"] == "applied"
     assert saved["patch"] == PATCH_ID
-    assert (saved["before_sha256"], saved["after_sha256"]) == (sha256(BUGGY), sha256(FIXED))
+    assert saved["files"] == [{"file": MODULE, "before_sha256": sha256(BUGGY), "after_sha256": sha256(FIXED)}]
     assert (saved["distribution"], saved["version"], saved["dist_info"]) == ("toypkg", "1.0", "toypkg-1.0.dist-info")
-    assert saved["target"] == MODULE
-    assert saved["record_line_before"] == f"{MODULE},{record_hash(BUGGY)},{len(BUGGY)}"
     assert saved["hfpatch_version"] == hfpatch.__version__
+    held = json.loads(applied.file_state.read_text(encoding="utf-8"))
+    assert (held["schema"], held["file"], held["patches"]) == (2, MODULE, [PATCH_ID])
+    assert (held["original_sha256"], held["sha256"]) == (sha256(BUGGY), sha256(FIXED))
+    assert held["record_line_before"] == f"{MODULE},{record_hash(BUGGY)},{len(BUGGY)}"
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
@@ -133,7 +135,7 @@ def test_apply_changes_only_the_files_RECORD_line_and_revert_puts_RECORD_back_by
     assert result(done)[0] == "reverted"
     assert site.record.read_bytes() == before
     assert site.file.read_bytes() == BUGGY
-    assert not (site.state_dir / PATCH_ID).exists()
+    assert not site.holds_state
 
 
 def test_an_apply_under_a_misspelt_distribution_is_finished_and_reverted_once_the_entry_is_right(
@@ -254,7 +256,7 @@ def test_a_state_left_from_an_older_release_is_noted_and_cleared(tmp_path: Path,
     done = upgraded.run(command)
     assert done.code == 0, done.out + done.err
     result(done)
-    assert not (upgraded.state_dir / PATCH_ID).exists()
+    assert not upgraded.holds_state
     assert (upgraded.file.read_bytes(), upgraded.record.read_bytes()) == (file, record)
     again = upgraded.run("check")
     assert (again.code, "note:" in again.out) == (0, False)
@@ -279,7 +281,7 @@ def test_a_file_edited_after_apply_is_edited_for_every_command_and_only_force_re
     assert forced.code == 0, forced.out + forced.err
     assert site.file.read_bytes() == BUGGY
     assert site.record.read_bytes() == record
-    assert not (site.state_dir / PATCH_ID).exists()
+    assert not site.holds_state
 
 
 def test_a_patch_dropped_by_a_reinstall_is_caught_and_applied_again(site: Site) -> None:
@@ -312,6 +314,7 @@ OUTCOME_FIELDS = {
     "version",
     "file",
     "file_sha256",
+    "files",
     "state",
     "diff",
 }
@@ -321,7 +324,7 @@ def test_json_is_one_document_with_every_field_of_the_outcome(site: Site) -> Non
     done = site.run("check", "--json")
     assert done.code == 1
     document = json.loads(done.out)
-    assert (document["schema"], document["command"], document["exit_code"]) == (2, "check", 1)
+    assert (document["schema"], document["command"], document["exit_code"]) == (3, "check", 1)
     assert document["hfpatch_version"] == hfpatch.__version__
     found = entry(done)
     assert set(found) == OUTCOME_FIELDS
@@ -333,6 +336,7 @@ def test_json_is_one_document_with_every_field_of_the_outcome(site: Site) -> Non
     )
     assert (found["upstream"], found["fixed_in"], found["version"]) == ("example/toypkg#1", "2.0", "1.0")
     assert (found["file"], found["file_sha256"], found["state"]) == (str(site.file), sha256(BUGGY), None)
+    assert found["files"] == [{"file": str(site.file), "sha256": sha256(BUGGY)}]
     applied = entry(site.run("apply", "--json"))
     assert (applied["action"], applied["exit_code"]) == ("patched", 0)
     after = entry(site.run("check", "--json"))

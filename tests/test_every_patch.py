@@ -38,7 +38,9 @@ def _private_copy(release: Release, root: Path) -> Path:
     """The release's package and dist-info, hard-linked, except the files hfpatch writes: those are copies."""
     shutil.copytree(release.root / "transformers", root / "transformers", copy_function=os.link)
     shutil.copytree(release.dist_info, root / release.dist_info.name)
-    for private in [root / patch.file for patch in PATCHES] + [root / release.dist_info.name / "RECORD"]:
+    for private in [root / file.file for patch in PATCHES for file in patch.files] + [
+        root / release.dist_info.name / "RECORD"
+    ]:
         if private.exists():
             data = private.read_bytes()
             private.unlink()
@@ -81,13 +83,14 @@ def _probe(site: Path, patch: Patch) -> dict[str, object]:
 @pytest.mark.parametrize("patch", PATCHES, ids=lambda patch: patch.id)
 def test_the_installed_file_is_the_one_the_catalog_lists_for_this_release(release: Release, patch: Patch) -> None:
     _in_matrix(release, patch)
-    source = (release.root / patch.file).read_bytes()
-    listed = [known for known in patch.known_files if release.version in known.releases]
-    assert listed, f"{patch.id} lists no file for transformers {release.version}; run `hfpatch new` again"
-    (known,) = listed
-    assert hashlib.sha256(source).hexdigest() == known.sha256, "the release's file drifted from the catalog"
-    found = classify.identify(source, patch, release.version)
-    assert found.verdict is (known.verdict or Verdict.NOT_APPLICABLE)
+    for file in patch.files:
+        source = (release.root / file.file).read_bytes()
+        listed = [known for known in file.known_files if release.version in known.releases]
+        assert listed, f"{patch.id} lists no {file.file} for transformers {release.version}; run `hfpatch new` again"
+        (known,) = listed
+        assert hashlib.sha256(source).hexdigest() == known.sha256, f"the release's {file.file} drifted from the catalog"
+        found = classify.identify(source, patch, file, release.version)
+        assert found.verdict is (known.verdict or Verdict.NOT_APPLICABLE)
 
 
 @pytest.mark.parametrize("patch", PATCHES, ids=lambda patch: patch.id)
@@ -96,24 +99,29 @@ def test_the_probe_shows_the_bug_until_apply_and_again_after_revert(
 ) -> None:
     _in_matrix(release, patch)
     site = _private_copy(release, tmp_path / "site")
-    file = site / patch.file
-    original = file.read_bytes()
-    known = patch.known_file(hashlib.sha256(original).hexdigest())
-    if known is None or known.verdict is not Verdict.NEEDS_PATCH:
+    paths = [site / file.file for file in patch.files]
+    originals = [path.read_bytes() for path in paths]
+    known = [
+        file.known_file(hashlib.sha256(original).hexdigest())
+        for file, original in zip(patch.files, originals, strict=True)
+    ]
+    if not any(each is not None and each.verdict is Verdict.NEEDS_PATCH for each in known):
         assert _probe(site, patch)["ok"] is True
         apply = _hfpatch(site, patch, "apply")
-        assert apply.returncode == 0 and file.read_bytes() == original, apply.stdout + apply.stderr
-        assert not (site / ".hfpatch" / patch.id).exists()
+        assert apply.returncode == 0, apply.stdout + apply.stderr
+        assert [path.read_bytes() for path in paths] == originals, apply.stdout
+        assert not (site / ".hfpatch" / patch.id).exists() and not (site / ".hfpatch" / "files").exists()
         return
     before = _hfpatch(site, patch, "verify")
     assert before.returncode == 1 and "is live here" in before.stdout, before.stdout + before.stderr
     applied = _hfpatch(site, patch, "apply")
     assert applied.returncode == 0, applied.stdout + applied.stderr
-    assert hashlib.sha256(file.read_bytes()).hexdigest() == known.patched_sha256
+    for path, each in zip(paths, known, strict=True):
+        assert each is not None and hashlib.sha256(path.read_bytes()).hexdigest() == each.patched_sha256
     after = _hfpatch(site, patch, "verify")
     assert after.returncode == 0 and f"{patch.id}: verified:" in after.stdout, after.stdout + after.stderr
     reverted = _hfpatch(site, patch, "revert")
     assert reverted.returncode == 0, reverted.stdout + reverted.stderr
-    assert file.read_bytes() == original
+    assert [path.read_bytes() for path in paths] == originals
     again = _hfpatch(site, patch, "verify")
     assert again.returncode == 1 and "is live here" in again.stdout, again.stdout + again.stderr

@@ -155,7 +155,7 @@ def assert_reverted(known: Known) -> None:
     site = known.site
     assert site.file.read_bytes() == known.original
     assert site.record.read_bytes() == known.record_before
-    assert not (site.state_dir / PATCH_ID).exists(), "hfpatch's state or backup is left behind"
+    assert not site.holds_state, "hfpatch's state or backup is left behind"
     assert bytecode_of(known) in (None, "original"), "stale bytecode of the patched file would run"
 
 
@@ -267,7 +267,7 @@ def test_an_apply_that_fails_after_writing_the_file_puts_the_original_back(known
     assert "Traceback" not in done.err
     assert site.file.read_bytes() == known.original
     assert bytecode_of(known) in (None, "original")
-    assert not (site.state_dir / PATCH_ID).exists(), "a failed first apply left its state behind"
+    assert not site.holds_state, "a failed first apply left its state behind"
 
     site.record.rmdir()
     site.record.write_bytes(known.record_before)

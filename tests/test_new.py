@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 import wheelfactory as factory
+from packaging.version import Version
 from support import Completed, Venv, hfpatch, in_process, make_venv, sha256
 
-from hfpatch import catalog, classify, definitions, entry
+from hfpatch import catalog, classify, entry, statements
 from hfpatch.entry import Patch, Verdict
 from hfpatch.new import assemble, judge
 
@@ -98,8 +99,11 @@ def test_a_fix_that_calls_a_helper_old_releases_lack_is_not_safe_and_nothing_is_
         assert table[release][2].startswith("_clean missing")
     assert table["0.9"][1] == "not-applicable"
     (line,) = done.err.splitlines()
-    assert line.startswith("hfpatch: error: not safe to backport as it stands")
-    assert "which 1.0 to 1.2 lack; add --target madeup:madeup.core:_clean" in line
+    assert line == "hfpatch: error: not safe to backport as it stands (see above); nothing written."
+    assert (
+        "  - the fix of total uses _clean, which 1.0 to 1.2 lack; it is a function in madeup 2.0: add --target "
+        "madeup:madeup.core:_clean to carry it" in done.out
+    )
     assert not (tmp_path / "catalog").exists()
 
 
@@ -107,30 +111,31 @@ def test_the_release_table_says_each_release_s_form_verdict_and_reason(written: 
     assert written.total.code == 0, written.total.err
     insert = "_clean absent: the patch adds it; total: same signature as the fix"
     assert written.total.table() == {
-        "0.8": ("-/-", "absent", "_clean, total not defined"),
+        "0.8": ("-", "absent", "_clean, total not defined"),
         "0.9": (
-            "-/A",
+            "A",
             "not-applicable",
             "total: signature (items, start, strict=...) where the fix has (items): the fix would break its callers",
         ),
-        "1.0": ("-/B", "needs-patch", f"{insert}; 4 lines differ from the fix"),
-        "1.1": ("-/B", "needs-patch", f"{insert}; 4 lines differ from the fix"),
-        "1.2": ("-/C", "needs-patch", f"{insert}; 2 lines differ from the fix"),
-        "2.0": ("fix/fix", "fixed", "identical to the fix"),
-        "2.1": ("fix/fix", "fixed", "identical to the fix"),
+        "1.0": ("B", "needs-patch", f"{insert}; 4 lines differ from the fix"),
+        "1.1": ("B", "needs-patch", f"{insert}; 4 lines differ from the fix"),
+        "1.2": ("C", "needs-patch", f"{insert}; 2 lines differ from the fix"),
+        "2.0": ("fix", "fixed", "identical to the fix"),
+        "2.1": ("fix", "fixed", "identical to the fix"),
     }
     assert "note: patched, the 1.2 file is the 2.0 file byte for byte" in written.total.out
-    assert f"wrote {written.catalog / 'madeup-total'} (2 targets, 5 forms, 7 files)" in written.total.out
+    assert f"wrote {written.catalog / 'madeup-total'} (2 targets, 5 forms, 3 files on disk)" in written.total.out
     assert 'add "probe": "probe.py" to patch.json' in written.total.out
     assert written.total.err == ""
 
 
 def test_the_entry_records_every_form_by_digest_with_its_verdict_and_releases(written: Written) -> None:
     patch = written.load("madeup-total")
-    assert (patch.distribution, patch.module, patch.file) == ("madeup", "madeup.core", factory.CORE)
+    (file,) = patch.files
+    assert (patch.distribution, file.module, file.file) == ("madeup", "madeup.core", factory.CORE)
     assert (patch.fixed_in, patch.first_defined_in, patch.probe) == ("2.0", "0.9", None)
     assert patch.upstream == "madeup-total"
-    clean, total = patch.targets
+    clean, total = file.targets
     # The helper comes first, as in the fixed file, and is inserted where it is absent.
     assert (clean.name, clean.insert_if_absent, total.name, total.insert_if_absent) == ("_clean", True, "total", False)
     assert clean.fixed_text == canonical(factory.CLEAN)
@@ -154,7 +159,7 @@ def test_the_entry_records_every_form_by_digest_with_its_verdict_and_releases(wr
 
 def test_the_entry_records_every_released_file_and_what_patching_it_gives(written: Written) -> None:
     patch = written.load("madeup-total")
-    files = {known.sha256: known for known in patch.known_files}
+    files = {known.sha256: known for known in patch.files[0].known_files}
     core = {release: sha256(text) for release, text in factory.CORE_TEXTS.items()}
     assert list(files) == [core[release] for release in DEFAULT_RELEASES]
     verdicts = {release: files[core[release]].verdict for release in DEFAULT_RELEASES}
@@ -169,7 +174,7 @@ def test_the_entry_records_every_released_file_and_what_patching_it_gives(writte
     patched_11 = factory.CORE_TEXTS["1.1"].replace(factory.TOTAL_A, factory.CLEAN + "\n\n" + factory.TOTAL_FIX)
     assert files[core["1.1"]].patched_sha256 == sha256(patched_11)
     entry = json.loads((patch.directory / "patch.json").read_text())
-    notes = {known["sha256"]: known.get("note") for known in entry["known_files"]}
+    notes = {known["sha256"]: known.get("note") for known in entry["files"][0]["known_files"]}
     assert notes[core["1.2"]] == notes[core["1.0"]] == "patched, this is the 2.0 file byte for byte"
     assert notes[core["1.1"]] is None
     assert "probe" not in entry
@@ -179,10 +184,10 @@ def test_hfpatch_reads_each_release_as_the_table_says(written: Written) -> None:
     patch = written.load("madeup-total")
     for release, (_, verdict, _) in written.total.table().items():
         source = factory.CORE_TEXTS[release].encode()
-        found = classify.identify(source, patch, release).verdict
+        found = classify.identify(source, patch, patch.files[0], release).verdict
         assert found is (Verdict.NOT_APPLICABLE if verdict == "absent" else Verdict(verdict)), release
         # An edited copy of the file is known by its target forms alone.
-        edited = classify.identify(source + b"\n# edited\n", patch, release).verdict
+        edited = classify.identify(source + b"\n# edited\n", patch, patch.files[0], release).verdict
         assert edited is found, release
 
 
@@ -194,15 +199,16 @@ def test_a_method_whose_class_lacks_an_attribute_the_fix_uses_is_not_applicable(
     assert {table[release][1] for release in ("1.0", "1.1", "1.2")} == {"needs-patch"}
     patch = written.load("madeup-basket")
     assert (patch.upstream, patch.url) == ("x/madeup#7", "https://github.com/x/madeup/pull/7")
-    (target,) = patch.targets
-    assert target.fixed_text == canonical(factory.ADD_FIX, "    ")
+    ((target,),) = [file.targets for file in patch.files]
+    # A method's text is as its file has it, indentation and all: string contents are exact too.
+    assert target.fixed_text == factory.ADD_FIX.rstrip("\n")
     forms = {form.sha256: (form.verdict, form.releases) for form in target.forms}
     assert forms == {
-        sha256(canonical(factory.ADD_NO_LIMIT, "    ")): (Verdict.NOT_APPLICABLE, ("0.9",)),
-        sha256(canonical(factory.ADD_BUGGY, "    ")): (Verdict.NEEDS_PATCH, ("1.0", "1.1", "1.2")),
-        sha256(canonical(factory.ADD_FIX, "    ")): (Verdict.FIXED, ("2.0", "2.1")),
+        sha256(factory.ADD_NO_LIMIT.rstrip("\n")): (Verdict.NOT_APPLICABLE, ("0.9",)),
+        sha256(factory.ADD_BUGGY.rstrip("\n")): (Verdict.NEEDS_PATCH, ("1.0", "1.1", "1.2")),
+        sha256(factory.ADD_FIX.rstrip("\n")): (Verdict.FIXED, ("2.0", "2.1")),
     }
-    needs = patch.known_file(sha256(factory.BASKET_TEXTS["1.2"]))
+    needs = patch.files[0].known_file(sha256(factory.BASKET_TEXTS["1.2"]))
     assert needs is not None and needs.patched_sha256 == sha256(factory.BASKET_TEXTS["2.0"])
 
 
@@ -226,13 +232,13 @@ def test_which_releases_are_read(
     assert list(done.table()) == releases
     patch = entry.load(tmp_path / "catalog" / "madeup-total")
     assert patch.first_defined_in == first_defined_in
-    assert {release for known in patch.known_files for release in known.releases} == set(releases)
+    assert {release for known in patch.files[0].known_files for release in known.releases} == set(releases)
 
 
 def test_a_release_whose_module_lacks_the_helper_s_import_is_not_safe(
     new: NewRun, tmp_path: Path, wheels: Path
 ) -> None:
-    """A name that is an import in the fixed release cannot be added as a target: the author is told so."""
+    """A name that is an import in the fixed release is carried as a target where the author adds it."""
     links = tmp_path / "links"
     links.mkdir()
     fix = "import json\n\n\ndef dump(value):\n    return json.dumps(value, sort_keys=True)\n"
@@ -242,7 +248,24 @@ def test_a_release_whose_module_lacks_the_helper_s_import_is_not_safe(
     done = new("madeup-dump", "--target", "madeup:madeup.core:dump", "--fixed-in", "2.0", find_links=links)
     assert done.code == 2
     assert done.table()["1.0"] == ("A", "not-safe", "json missing (the fix of dump uses it)")
-    assert "it is an import in 2.0, which hfpatch new cannot insert" in done.err
+    assert "it is an import in madeup 2.0: add --target madeup:madeup.core:json to carry it" in done.out
+    carried = new(
+        "madeup-dump",
+        "--target",
+        "madeup:madeup.core:dump",
+        "--target",
+        "madeup:madeup.core:json",
+        "--fixed-in",
+        "2.0",
+        find_links=links,
+    )
+    assert carried.code == 0, carried.out + carried.err
+    assert carried.table()["1.0"] == (
+        "A",
+        "needs-patch",
+        "import json absent: the patch adds it; dump: same signature as the fix; 1 line differs from the fix",
+    )
+    assert "patched, the 1.0 file is the 2.0 file byte for byte" in carried.out
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root creates files for another user")
@@ -314,10 +337,9 @@ def _target(name: str) -> list[str]:
     ("args", "damage", "message"),
     [
         pytest.param(_target("nothere:nothere.core:f"), None, "no wheel of nothere in", id="unknown-distribution"),
-        pytest.param(_target("madeup:madeup.basket:Basket"), None, "Basket is a class in madeup.basket", id="class"),
-        pytest.param(_target("madeup:madeup.core:DEFAULT"), None, "DEFAULT is a variable", id="variable"),
+        pytest.param(_target("madeup:madeup.core:DEFAULT"), None, "no release read needs the patch", id="unchanged"),
         pytest.param(
-            _target("madeup:madeup.core:nope"), None, "nope is not defined in madeup.core of madeup 2.0", id="absent"
+            _target("madeup:madeup.core:nope"), None, "nope is not defined in madeup/core.py of madeup 2.0", id="absent"
         ),
         pytest.param(
             _target("madeup:madeup.nowhere:f"),
@@ -329,20 +351,25 @@ def _target(name: str) -> list[str]:
             [*TOTAL, "--fixed-in", "3.0"], None, "--fixed-in 3.0 is not a release of madeup", id="not-a-release"
         ),
         pytest.param([*TOTAL, "--fixed-in", "two"], None, "--fixed-in 'two' is not a version", id="not-a-version"),
-        pytest.param([*TOTAL, "--fixed-in", "0.9"], None, "no release read needs the patch", id="nothing-needs-it"),
+        pytest.param([*ADD, "--fixed-in", "0.9"], None, "no release read needs the patch", id="nothing-needs-it"),
         pytest.param(
             [*ADD, "--fixed-in", "0.8"], None, "0.8-py3-none-any.whl has no madeup/basket.py", id="fixed-lacks-it"
         ),
         pytest.param(BOTH, _flip, f"{WHEEL_11} is corrupt", id="corrupt-wheel"),
         pytest.param(BOTH, _truncate, f"{WHEEL_11} is not a valid wheel", id="truncated-wheel"),
         pytest.param(BOTH, _stale_record, "does not match the digest its RECORD lists", id="record-mismatch"),
-        pytest.param(_target("madeup:total"), None, "is not DIST:MODULE:QUALNAME", id="target-without-module"),
+        pytest.param(_target("madeup:total"), None, "has no total.py or total/__init__.py", id="not-a-module"),
         pytest.param(
-            _target("madeup:madeup.core:a.b.c"), None, "is not a function name or Class.method", id="too-deep"
+            _target("madeup:madeup.core:a.b.c"), None, "a.b.c is not defined in madeup/core.py", id="too-deep"
         ),
+        pytest.param(_target("madeup:madeup.core:a:b"), None, "is not DIST:MODULE:NAME or DIST:MODULE", id="colons"),
+        pytest.param(_target("madeup:madeup.core:1f"), None, "'1f' is not a name", id="not-a-name"),
         pytest.param(_target("madeup:madeup core:total"), None, "is not a module name", id="bad-module"),
         pytest.param(
-            [*TOTAL, *_target("madeup:madeup.basket:Basket.add")], None, "one patch edits one file", id="two-files"
+            [*TOTAL, *_target("other:madeup.basket:Basket.add")], None, "the same distribution", id="two-distributions"
+        ),
+        pytest.param(
+            [*TOTAL, *_target("madeup:madeup.core")], None, "another --target names one of its statements", id="both"
         ),
         pytest.param([*TOTAL, *TOTAL, "--fixed-in", "2.0"], None, "a --target is given twice", id="target-twice"),
         pytest.param(["--fixed-in", "2.0"], None, "the following arguments are required: --target", id="no-target"),
@@ -497,14 +524,26 @@ HEADER = Patch(
     upstream="u",
     url="https://example.invalid/m/1",
     distribution="m",
-    module="m.core",
-    file="m/core.py",
     fixed_in="2.0",
     first_defined_in=None,
-    targets=(),
-    known_files=(),
+    files=(),
     directory=Path("m-1"),
 )
+
+
+def authored(
+    texts: dict[str, bytes], names: list[str] | None, unavailable: dict[str, str] | None = None
+) -> assemble.Authoring:
+    """The pure core over one file's texts, release by release: the fix is 2.0's, read against the newest before it."""
+    releases = {release: {"m/core.py": text} for release, text in texts.items()}
+    before = [
+        release for release in judge.sorted_releases(texts) if release != "2.0" and Version(release) < Version("2.0")
+    ]
+    fixed = assemble.Fixed({"m/core.py": texts["2.0"]}, "2.0", before[-1] if before else None)
+    wanted = [assemble.Wanted("m.core", "m/core.py", None if names is None else tuple(names))]
+    fixes = assemble.understand(HEADER, wanted, fixed, releases)
+    return assemble.author(HEADER, fixes, fixed, releases, unavailable)
+
 
 FIX_MODULE = """\
 import json
@@ -558,7 +597,7 @@ SIGNATURE = "not-applicable"
     ("old", "targets", "verdict", "reason"),
     [
         pytest.param(FIX_MODULE, ["f"], "fixed", "identical to the fix", id="same-text-fixed"),
-        pytest.param("X = 1\n", ["f"], "absent", "f not defined", id="absent"),
+        pytest.param(HELPERS, ["f"], "needs-patch", "f absent: the patch adds it", id="new-in-the-fix"),
         pytest.param(_old(BODY), ["f"], "needs-patch", "same signature as the fix; 1 line differs", id="needs-patch"),
         pytest.param(
             _old("def f(a, b, c=1):\n    return a\n"),
@@ -568,11 +607,23 @@ SIGNATURE = "not-applicable"
             id="more-parameters",
         ),
         pytest.param(_old("def f(x, b=1):\n    pass\n"), ["f"], SIGNATURE, "(x, b=...) where", id="renamed-parameter"),
-        pytest.param(_old("def f(a, b):\n    pass\n"), ["f"], SIGNATURE, "(a, b) where", id="fewer-defaults"),
+        pytest.param(
+            _old("def f(a, b):\n    pass\n"),
+            ["f"],
+            "needs-patch",
+            "signature (a, b) where the fix has (a, b=...), which takes every call of it",
+            id="a-default-added",
+        ),
         pytest.param(_old("def f(a, *, b=1):\n    pass\n"), ["f"], SIGNATURE, "(a, *, b=...) where", id="keyword-only"),
         pytest.param(
-            _old("def f(a, /, b=1):\n    pass\n"), ["f"], SIGNATURE, "(a, /, b=...) where", id="positional-only"
+            _old("def f(a, /, b=1):\n    pass\n"),
+            ["f"],
+            "needs-patch",
+            "which takes every call of it",
+            id="positional-only",
         ),
+        pytest.param(_old("def f(a):\n    pass\n"), ["f"], "needs-patch", "which takes every call of it", id="b-added"),
+        pytest.param(_old("def f(a, b=1, c=2):\n    pass\n"), ["f"], SIGNATURE, "(a, b=..., c=...) where", id="c-gone"),
         pytest.param(_old("async def f(a, b=1):\n    pass\n"), ["f"], SIGNATURE, "async (a, b=...) where", id="async"),
         pytest.param(_old("class f:\n    pass\n"), ["f"], SIGNATURE, "f is a class here, not a function", id="class"),
         pytest.param(_old("f = len\n"), ["f"], SIGNATURE, "f is a variable here, not a function", id="variable"),
@@ -618,7 +669,7 @@ SIGNATURE = "not-applicable"
     ],
 )
 def test_the_verdict_of_a_release(old: str, targets: list[str], verdict: str, reason: str) -> None:
-    result = assemble.author({"1.0": old.encode(), "2.0": FIX_MODULE.encode()}, HEADER, targets)
+    result = authored({"1.0": old.encode(), "2.0": FIX_MODULE.encode()}, targets)
     (row, fixed) = result.rows
     assert (row.release, fixed.verdict.value) == ("1.0", "fixed")
     assert row.verdict.value == verdict
@@ -628,31 +679,32 @@ def test_the_verdict_of_a_release(old: str, targets: list[str], verdict: str, re
     if result.patch is not None:  # and the entry patches the release into exactly the fixed definitions
         from hfpatch import rewrite
 
-        patched = definitions.parse(rewrite.patched(old.encode(), result.patch), "patched")
-        for target in result.patch.targets:
-            found = definitions.find(patched, target.name)
+        (file,) = result.patch.files
+        patched = statements.parse(rewrite.patched(old.encode(), result.patch, file), "patched")
+        for target in file.targets:
+            found = statements.find(patched, target.name)
             assert found is not None and found.sha256 == target.fixed_sha256
 
 
 def test_a_method_calling_a_method_its_class_lacks_is_not_applicable_with_a_hint() -> None:
     old = _old("def f(a, b=1):\n    return a\n", box=OLD_BOX_NO_STEP).encode()
-    result = assemble.author({"0.9": old, "1.0": old, "2.0": FIX_MODULE.encode()}, HEADER, ["Box.grow"])
+    result = authored({"0.9": old, "1.0": old, "2.0": FIX_MODULE.encode()}, ["Box.grow"])
     assert result.rows[0].reason == "the fix uses self._step, which Box here never defines"
     assert result.patch is None
-    assert result.notes == (
+    assert (
         "0.9 to 1.0 lack Box._step, which the fix calls; add --target m:m.core:Box._step to insert it and patch them "
-        "too",
-    )
+        "too"
+    ) in result.notes
 
 
 def test_the_missing_names_say_which_releases_lack_them_and_what_they_are() -> None:
     lacking = _old("def f(a, b=1):\n    return a\n", head="import json\nfrom os import path as ospath\n")
     texts = {"1.0": lacking.encode(), "1.1": lacking.encode(), "1.2": _old("def f(a, b=1):\n    return 0\n").encode()}
-    result = assemble.author({**texts, "2.0": FIX_MODULE.encode()}, HEADER, ["f"])
+    result = authored({**texts, "2.0": FIX_MODULE.encode()}, ["f"])
     assert result.patch is None
     assert result.missing == (
-        assemble.Missing("LIMIT", ("f",), ("1.0", "1.1"), "variable"),
-        assemble.Missing("helper", ("f",), ("1.0", "1.1"), "function"),
+        assemble.Missing("LIMIT", ("f",), ("1.0", "1.1"), "m.core", "variable"),
+        assemble.Missing("helper", ("f",), ("1.0", "1.1"), "m.core", "function"),
     )
     assert [row.verdict.value for row in result.rows] == ["not-safe", "not-safe", "needs-patch", "fixed"]
 
@@ -660,7 +712,7 @@ def test_the_missing_names_say_which_releases_lack_them_and_what_they_are() -> N
 def test_a_release_that_cannot_be_read_is_a_skipped_row_and_no_form() -> None:
     old = _old(BODY).encode()
     texts = {"0.9": b"def f(a, b=1)\n    return a\n", "1.0": old, "2.0": FIX_MODULE.encode()}
-    result = assemble.author(texts, HEADER, ["f"], unavailable={"1.5": "no wheel (pip found none)"})
+    result = authored(texts, ["f"], {"1.5": "no wheel (pip found none)"})
     rows = {row.release: (row.forms, row.verdict.value, row.reason) for row in result.rows}
     assert rows["0.9"] == (
         ("?",),
@@ -670,7 +722,7 @@ def test_a_release_that_cannot_be_read_is_a_skipped_row_and_no_form() -> None:
     assert rows["1.5"] == (("?",), "skipped", "no wheel (pip found none)")
     assert rows["1.0"][1] == "needs-patch"
     assert result.patch is not None
-    assert {release for known in result.patch.known_files for release in known.releases} == {"1.0", "2.0"}
+    assert {release for known in result.patch.files[0].known_files for release in known.releases} == {"1.0", "2.0"}
 
 
 def test_a_name_both_releases_take_from_the_same_star_import_is_present() -> None:
@@ -678,7 +730,7 @@ def test_a_name_both_releases_take_from_the_same_star_import_is_present() -> Non
     same = "from os.path import *\n\n\ndef f(a):\n    return a\n"
     without = "def f(a):\n    return a\n"
     for old, verdict in ((same, "needs-patch"), (without, "not-safe")):
-        result = assemble.author({"1.0": old.encode(), "2.0": fix.encode()}, HEADER, ["f"])
+        result = authored({"1.0": old.encode(), "2.0": fix.encode()}, ["f"])
         assert result.rows[0].verdict.value == verdict
 
 
@@ -690,7 +742,7 @@ def test_one_text_that_takes_the_fix_in_one_release_and_not_in_another_is_refuse
         "class Box:\n    def __init__(self):\n        self.size = 1\n\n    def grow(self):\n        return self.size\n"
     )
     texts = {"1.0": without_size.encode(), "1.1": with_size.encode(), "2.0": fix.encode()}
-    result = assemble.author(texts, HEADER, ["Box.grow"])
+    result = authored(texts, ["Box.grow"])
     assert [row.verdict.value for row in result.rows] == ["not-applicable", "needs-patch", "fixed"]
     assert result.patch is None
     assert result.refusal == (
@@ -698,7 +750,7 @@ def test_one_text_that_takes_the_fix_in_one_release_and_not_in_another_is_refuse
         "Box here never defines; one form cannot have both verdicts, so leave one side out with --since or --until; "
         "nothing written."
     )
-    narrowed = assemble.author({"1.1": with_size.encode(), "2.0": fix.encode()}, HEADER, ["Box.grow"])
+    narrowed = authored({"1.1": with_size.encode(), "2.0": fix.encode()}, ["Box.grow"])
     assert narrowed.patch is not None and narrowed.refusal == ""
 
 

@@ -153,7 +153,7 @@ def test_what_root_creates_in_a_users_site_belongs_to_the_user_who_can_revert_an
     revert = run_as_user(site, readable_hfpatch, "revert")
     assert revert.code == 0, revert.out + revert.err
     assert site.file.read_bytes() == BUGGY_MODULE.encode()
-    assert not (site.state_dir / PATCH_ID).exists()
+    assert not site.holds_state
     removed = subprocess.run(
         ["rm", "-rf", str(reachable / "work")],
         user=USER,

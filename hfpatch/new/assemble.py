@@ -7,31 +7,31 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from hfpatch import classify, definitions, rewrite
-from hfpatch.entry import Form, KnownFile, Patch, Target, Verdict, release_span
+from hfpatch import classify, statements
+from hfpatch.entry import Form, KnownFile, Patch, PatchFile, Target, Verdict, release_span
 from hfpatch.errors import AuthoringError, UnexpectedCode
-from hfpatch.new.judge import (
-    Fix,
-    Judged,
-    Judgement,
-    ReleaseVerdict,
-    Status,
-    after_the_fix,
-    fixed_definitions,
-    judge,
-    kind_in_fix,
-    release_verdict,
-    sorted_releases,
-)
+from hfpatch.new import judge
+from hfpatch.new.judge import Change, FileFix, FileVerdict, Judged, Judgement, Op, Status, sorted_releases
 
 FIX_LABEL = "fix"  # the fixed text's label in the table's form column
+# A release's files: path -> bytes, None where the release has no such file.
+Texts = Mapping[str, Mapping[str, "bytes | None"]]
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """A file the fix changes: the statements bound to `names`, or (names None) every statement the fix changes."""
+
+    module: str
+    file: str
+    names: tuple[str, ...] | None
 
 
 @dataclass(frozen=True)
 class Row:
-    """One release in the table: the form of each target (a letter, `fix`, `-` where absent), verdict and why."""
+    """One release in the table: the form of each file (a letter, `fix`, `-` where absent), verdict and why."""
 
     release: str
     forms: tuple[str, ...]
@@ -46,122 +46,385 @@ class Missing:
     name: str
     users: tuple[str, ...]
     releases: tuple[str, ...]
-    # What the name is in the fixed release: "function" (it can be added as a target), "class", "variable",
-    # "import", or None (a name that release does not bind either).
+    module: str
+    # What the name is in the fixed module: a unit kind (it can be carried with --target), or None where the fixed
+    # module does not bind it either.
     kind_in_fix: str | None
 
 
 @dataclass(frozen=True)
 class Authoring:
-    targets: tuple[str, ...]  # in the order of the entry
+    fixes: tuple[FileFix, ...]
     rows: tuple[Row, ...]
     patch: Patch | None  # None where no entry can be written
     missing: tuple[Missing, ...] = ()
+    # Other reasons a release is not safe, each naming the release.
+    unsafe: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    refusal: str = ""  # why no entry can be written, where it is neither a missing name nor no release needing it
+    refusal: str = ""  # why no entry can be written, where it is none of the above
+    # The first release read where the fix is safe, for a --since that leaves the unsafe ones out.
+    safe_since: str | None = None
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return tuple(change.key for fix in self.fixes for change in fix.changes)
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """The fixed texts: each file of the fix, with what the table calls them (a release, a build, an edit)."""
+
+    texts: Mapping[str, bytes]
+    label: str
+    # The release before the fix: what the fix is read against (None: no release before it has the file).
+    before: str | None
+
+
+@dataclass
+class _Release:
+    release: str
+    verdict: Judged
+    reason: str
+    files: dict[str, FileVerdict] = field(default_factory=dict)
+
+
+def understand(header: Patch, wanted: Sequence[Wanted], fixed: Fixed, releases: Texts) -> tuple[FileFix, ...]:
+    """What the fix changes, file by file."""
+    fixes = []
+    for want in wanted:
+        text = fixed.texts.get(want.file)
+        if text is None:
+            raise AuthoringError(f"{fixed.label} has no {want.file}.")
+        before = None if fixed.before is None else releases[fixed.before].get(want.file)
+        fixes.append(judge.fix_of(want.module, want.file, text, before, want.names, fixed.label))
+    del header
+    return tuple(fixes)
+
+
+def dependencies(fixes: Sequence[FileFix], fixed: Fixed, package: str) -> dict[str, str]:
+    """The modules of the distribution the fix's statements call into, outside the fix's own files: module -> the
+    name the fix imports from it (what judging a release compares there)."""
+    own = {fix.module for fix in fixes}
+    found: dict[str, str] = {}
+    for fix in fixes:
+        source = judge.parse(fixed.texts[fix.file], fix.file)
+        for change in fix.changes:
+            if change.op is Op.DELETE:
+                continue
+            for name in sorted(judge.free_names(change.text)):
+                module = judge.imported_from(source, name, package, fix.module, fix.file.endswith("__init__.py"))
+                if module is not None and module not in own:
+                    found.setdefault(module, name)
+    return found
 
 
 def author(
-    texts: Mapping[str, bytes | None],
     header: Patch,
-    targets: Sequence[str],
+    fixes: Sequence[FileFix],
+    fixed: Fixed,
+    releases: Texts,
     unavailable: Mapping[str, str] | None = None,
+    modules: Mapping[str, str] | None = None,
 ) -> Authoring:
-    """The table and the entry, from each release's file. `header` is the entry without targets or known files (its
-    `file` the module's path inside the wheels); `unavailable`: releases that could not be read, and why."""
-    fix_source = texts.get(header.fixed_in)
-    if fix_source is None:
-        raise AuthoringError(f"{header.distribution} {header.fixed_in} (the --fixed-in release) has no {header.file}.")
-    fixes = fixed_definitions(fix_source, header, targets)
-    ordered = sorted(targets, key=lambda name: fixes[name].definition.start)
-    fix_parsed = definitions.parse(fix_source, header.file)
-    releases = sorted_releases(texts)
-    sources: dict[str, definitions.SourceFile | None] = {}
+    """The table and the entry. `releases`: each release's files (the fix's and those of the modules it calls);
+    `modules`: the path of each module the fix calls into; `unavailable`: releases that could not be read, and why."""
     skipped = dict(unavailable or {})
-    for release in releases:
-        text = texts[release]
+    fix_sources = {fix.file: judge.parse(fixed.texts[fix.file], fix.file) for fix in fixes}
+    judged: dict[str, _Release] = {}
+    for release in sorted_releases(releases):
         try:
-            sources[release] = None if text is None else definitions.parse(text, f"{header.file} of {release}")
+            judged[release] = _judge_release(header, fixes, fix_sources, fixed, releases, release, modules or {})
         except UnexpectedCode as error:
             skipped[release] = f"{error} for this Python; no form recorded"
-    judged = {
-        release: {
-            name: after_the_fix(judge(name, source, fixes, fix_parsed, ordered), release, header.fixed_in)
-            for name in ordered
-        }
-        for release, source in sources.items()
-    }
-    labels = _labels(ordered, fixes, judged)
-    outcomes = {
-        release: release_verdict(header, ordered, fixes, fix_parsed, source, judged[release])
-        for release, source in sources.items()
-    }
-    by_release = {
-        **{release: Row(release, tuple("?" for _ in ordered), Judged.SKIPPED, why) for release, why in skipped.items()},
-        **{
-            release: Row(release, tuple(labels[name].get(release, "-") for name in ordered), found.kind, found.reason)
-            for release, found in outcomes.items()
-        },
-    }
-    rows = tuple(by_release[release] for release in sorted_releases(by_release))
-    hints = _class_hints(header, judged, fix_parsed)
-    missing = _missing(outcomes, fix_parsed)
-    if missing:
-        return Authoring(tuple(ordered), rows, None, missing, tuple(hints))
-    needing = [release for release, found in outcomes.items() if found.kind is Judged.NEEDS_PATCH]
-    split = _split_forms(ordered, judged)
-    if not needing or split:
-        return Authoring(tuple(ordered), rows, None, (), tuple(hints), split)
-    insertable = {name for release in needing for name in ordered if judged[release][name].status is Status.ABSENT}
-    ordered = _insertion_order(ordered, insertable)
-    entry_targets = tuple(
-        Target(name, fixes[name].definition.canonical, _forms(name, fixes[name], judged), name in insertable)
-        for name in ordered
+    rows = _rows(fixes, judged, skipped)
+    hints = _class_hints(header, fixes, judged, fix_sources)
+    missing, unsafe = _unsafe(fixes, judged, fix_sources, fixed)
+    if missing or unsafe:
+        return Authoring(tuple(fixes), rows, None, missing, unsafe, tuple(hints), safe_since=_safe_since(judged))
+    needing = [release for release, found in judged.items() if found.verdict is Judged.NEEDS_PATCH]
+    if not needing:
+        return Authoring(tuple(fixes), rows, None, notes=tuple(_notes(fixes, judged, header, fixed) + hints))
+    targets, split = _targets(fixes, judged)
+    if split:
+        return Authoring(tuple(fixes), rows, None, notes=tuple(hints), refusal=split)
+    read = [release for release in sorted_releases(judged)]
+    draft = header._replace(
+        first_defined_in=_first_defined_in(judged),
+        files=tuple(PatchFile(fix.module, fix.file, targets[fix.file]) for fix in fixes),
+        releases_read=(read[0], read[-1]) if read else None,
     )
-    draft = header._replace(first_defined_in=_first_defined_in(releases, outcomes), targets=entry_targets)
-    known, notes = _known_files(draft, texts, outcomes)
-    patch = draft._replace(known_files=known)
-    _check_entry(patch, texts, outcomes)
-    notes += hints
-    if patch.first_defined_in is None and releases and releases[0] in sources:
-        notes.append(
-            f"no release read lacks the targets, so the entry sets no first_defined_in; hfpatch will refuse a "
-            f"release older than {releases[0]} (read more with --since)"
-        )
-    return Authoring(tuple(ordered), rows, patch, (), tuple(notes))
+    known, known_notes, refusal = _known_files(draft, fixes, judged, releases)
+    if refusal:
+        return Authoring(tuple(fixes), rows, None, refusal=refusal)
+    patch = draft._replace(files=tuple(file._replace(known_files=known[file.file]) for file in draft.files))
+    _check_entry(patch, judged, releases)
+    notes = known_notes + _notes(fixes, judged, patch, fixed) + hints
+    return Authoring(tuple(fixes), rows, patch, notes=tuple(notes))
 
 
-def _missing(outcomes: Mapping[str, ReleaseVerdict], fix_parsed: definitions.SourceFile) -> tuple[Missing, ...]:
-    users: dict[str, set[str]] = {}
-    releases: dict[str, list[str]] = {}
-    for release in sorted_releases(outcomes):
-        for name, user in outcomes[release].missing:
-            users.setdefault(name, set()).add(user)
-            if release not in releases.setdefault(name, []):
-                releases[name].append(release)
-    return tuple(
-        Missing(name, tuple(sorted(users[name])), tuple(releases[name]), kind_in_fix(fix_parsed, name))
-        for name in sorted(users)
-    )
-
-
-def _labels(
-    targets: Sequence[str], fixes: Mapping[str, Fix], judged: Mapping[str, Mapping[str, Judgement]]
-) -> dict[str, dict[str, str]]:
-    """Per target, per release: `fix`, a letter per other form (in order of first release), `-`, or the kind."""
-    labels: dict[str, dict[str, str]] = {}
-    for name in targets:
-        by_digest: dict[str, str] = {fixes[name].definition.sha256: FIX_LABEL}
-        labels[name] = {}
+def _class_hints(
+    header: Patch,
+    fixes: Sequence[FileFix],
+    judged: Mapping[str, _Release],
+    fix_sources: Mapping[str, statements.SourceFile],
+) -> list[str]:
+    """Where a method's fix calls a method its class lacks in some releases, say how to bring it along."""
+    hints = []
+    for fix in fixes:
+        lacking: dict[str, list[str]] = {}
         for release in sorted_releases(judged):
-            judgement = judged[release][name]
-            if judgement.definition is None:
-                labels[name][release] = judgement.kind or "-"
+            for attribute in judged[release].files[fix.file].lacking:
+                lacking.setdefault(attribute, []).append(release)
+        for attribute, releases in lacking.items():
+            unit = statements.find(fix_sources[fix.file], attribute)
+            if unit is None or unit.kind != statements.FUNCTION:
                 continue
-            digest = judgement.definition.sha256
-            if digest not in by_digest:
-                by_digest[digest] = _letter(len(by_digest) - 1)
-            labels[name][release] = by_digest[digest]
+            verb = "lacks" if len(releases) == 1 else "lack"
+            hints.append(
+                f"{release_span(releases)} {verb} {attribute}, which the fix calls; add --target "
+                f"{header.distribution}:{fix.module}:{attribute} to insert it and patch them too"
+            )
+    return hints
+
+
+# ------------------------------------------------------------------------------------------ judging a release
+
+
+def _judge_release(
+    header: Patch,
+    fixes: Sequence[FileFix],
+    fix_sources: Mapping[str, statements.SourceFile],
+    fixed: Fixed,
+    releases: Texts,
+    release: str,
+    modules: Mapping[str, str],
+) -> _Release:
+    files = {
+        fix.file: _judge_file(header, fix, fix_sources[fix.file], fixed, releases, release, modules) for fix in fixes
+    }
+    verdict, reason = _combine(files, fixes)
+    return _Release(release, verdict, reason, files)
+
+
+def _judge_file(
+    header: Patch,
+    fix: FileFix,
+    fix_source: statements.SourceFile,
+    fixed: Fixed,
+    releases: Texts,
+    release: str,
+    modules: Mapping[str, str],
+) -> FileVerdict:
+    text = releases[release].get(fix.file)
+    if text is None:
+        return FileVerdict(Judged.ABSENT, f"no {fix.file} in this release")
+    source = statements.parse(text, f"{fix.file} of {release}")
+    judged = {change.key: judge.judge(change, source, release, header.fixed_in) for change in fix.changes}
+
+    def named(change: str, reason: str) -> str:
+        return f"{change}: {reason}" if len(fix.changes) > 1 else reason
+
+    present = [change for change in fix.changes if judged[change.key].status is not Status.ABSENT]
+    if not present and any(change.op is not Op.INSERT for change in fix.changes):
+        what = ", ".join(change.key for change in fix.changes)
+        return FileVerdict(Judged.ABSENT, f"{what} not defined" if len(what) < 80 else "none of the targets", judged)
+    for change in present:
+        if judged[change.key].status is Status.NOT_APPLICABLE:
+            return FileVerdict(Judged.NOT_APPLICABLE, named(change.key, judged[change.key].reason), judged)
+    if present and not any(judged[change.key].status is Status.NEEDS for change in present):
+        later = [judged[change.key].reason for change in present if judged[change.key].reason]
+        absent = [change.key for change in fix.changes if judged[change.key].status is Status.ABSENT]
+        if absent and not later:
+            return FileVerdict(
+                Judged.FIXED, f"the targets it has are identical to the fix ({', '.join(absent)} absent)", judged
+            )
+        return FileVerdict(Judged.FIXED, later[0] if later else "identical to the fix", judged)
+    draft = judge.draft_file(fix, judged)
+    try:
+        patched = _patched(text, header, draft)
+    except UnexpectedCode as error:
+        return FileVerdict(Judged.NOT_APPLICABLE, str(error), judged)
+    result = statements.parse(patched, f"{fix.file} of {release}, patched")
+    missing = tuple(judge.missing_names(result, fix.changes, fix_source))
+    if missing:
+        names = sorted({name for name, _ in missing})
+        users = sorted({user for _, user in missing})
+        reason = f"{', '.join(names)} missing (the fix of {', '.join(users)} uses it)"
+        return FileVerdict(Judged.NOT_SAFE, reason, judged, patched, missing)
+    for change in fix.changes:
+        lacking = judge.attributes_lacking(change, result, fix_source)
+        if lacking:
+            owner = change.key.rpartition(".")[0]
+            uses = ", ".join(f"self.{attribute}" for attribute in lacking)
+            return FileVerdict(
+                Judged.NOT_APPLICABLE,
+                named(change.key, f"the fix uses {uses}, which {owner} here never defines"),
+                judged,
+                lacking=tuple(f"{owner}.{attribute}" for attribute in lacking),
+            )
+    taken = judge.names_taken_away(source, result, fix.changes)
+    if taken:
+        reason = f"the fix takes away {', '.join(taken)}, which the rest of this release's {fix.file} still uses"
+        return FileVerdict(Judged.NOT_SAFE, reason, judged, patched)
+    calls = _calls_elsewhere(fix, fix_source, fixed, releases, release, modules, fix.module.split(".")[0])
+    if calls:
+        return FileVerdict(Judged.NOT_SAFE, calls, judged, patched)
+    reasons = []
+    for change in fix.changes:
+        status = judged[change.key].status
+        if status is Status.NEEDS:
+            reasons.append(named(change.key, judged[change.key].reason))
+        elif status is Status.ABSENT and change.op is not Op.DELETE:
+            reasons.append(f"{change.key} absent: the patch adds it")
+    return FileVerdict(Judged.NEEDS_PATCH, "; ".join(reasons), judged, patched)
+
+
+def _patched(text: bytes, header: Patch, draft: PatchFile) -> bytes:
+    from hfpatch import rewrite  # libcst: what `apply` uses, so that the table says what apply would write
+
+    return rewrite.patched(text, header._replace(files=(draft,), transform=None), draft)
+
+
+def _calls_elsewhere(
+    fix: FileFix,
+    fix_source: statements.SourceFile,
+    fixed: Fixed,
+    releases: Texts,
+    release: str,
+    modules: Mapping[str, str],
+    package: str,
+) -> str:
+    """Why the fix's calls into other modules of the distribution would fail in this release, or ""."""
+    for change in fix.changes:
+        if change.op is Op.DELETE:
+            continue
+        for name in sorted(judge.free_names(change.text)):
+            module = judge.imported_from(fix_source, name, package, fix.module, fix.file.endswith("__init__.py"))
+            if module is None or module not in modules:
+                continue
+            path = modules[module]
+            here_text = releases[release].get(path)
+            there_text = fixed.texts.get(path)
+            here = None if here_text is None else statements.parse(here_text, path)
+            there = None if there_text is None else statements.parse(there_text, path)
+            ours, theirs = judge.callee_signature(here, name), judge.callee_signature(there, name)
+            if ours != theirs:
+                what = f"is {ours}" if ours else "does not exist"
+                return (
+                    f"the fix of {change.key} calls {name} from {path}, which here {what} where {fixed.label} has "
+                    f"{theirs}; carry that module too (--target DIST:{module})"
+                )
+    return ""
+
+
+def _combine(files: Mapping[str, FileVerdict], fixes: Sequence[FileFix]) -> tuple[Judged, str]:
+    """A release's verdict from each file's: the patch needs every file it changes."""
+    verdicts = [files[fix.file] for fix in fixes]
+    many = len(fixes) > 1
+
+    def said(index: int) -> str:
+        return f"{fixes[index].file}: {verdicts[index].reason}" if many else verdicts[index].reason
+
+    for kind in (Judged.SKIPPED, Judged.NOT_SAFE, Judged.NOT_APPLICABLE):
+        for index, found in enumerate(verdicts):
+            if found.kind is kind:
+                return kind, said(index)
+    kinds = {found.kind for found in verdicts}
+    if kinds == {Judged.ABSENT}:
+        return Judged.ABSENT, said(0)
+    if Judged.NEEDS_PATCH in kinds:
+        if Judged.ABSENT in kinds:
+            index = next(index for index, found in enumerate(verdicts) if found.kind is Judged.ABSENT)
+            return Judged.NOT_APPLICABLE, f"{fixes[index].file} has none of what the fix changes there"
+        reasons = [said(index) for index, found in enumerate(verdicts) if found.kind is Judged.NEEDS_PATCH]
+        return Judged.NEEDS_PATCH, "; ".join(reasons)
+    return Judged.FIXED, "; ".join(said(index) for index, found in enumerate(verdicts) if found.kind is Judged.FIXED)
+
+
+def _unsafe(
+    fixes: Sequence[FileFix],
+    judged: Mapping[str, _Release],
+    fix_sources: Mapping[str, statements.SourceFile],
+    fixed: Fixed,
+) -> tuple[tuple[Missing, ...], tuple[str, ...]]:
+    users: dict[tuple[str, str], set[str]] = {}
+    releases: dict[tuple[str, str], list[str]] = {}
+    unsafe: list[str] = []
+    for release in sorted_releases(judged):
+        for fix in fixes:
+            found = judged[release].files[fix.file]
+            if found.kind is not Judged.NOT_SAFE:
+                continue
+            if not found.missing:
+                unsafe.append(f"{release}: {found.reason}")
+            for name, user in found.missing:
+                users.setdefault((fix.file, name), set()).add(user)
+                if release not in releases.setdefault((fix.file, name), []):
+                    releases[(fix.file, name)].append(release)
+    missing = []
+    for (file, name), used_by in sorted(users.items()):
+        fix = next(each for each in fixes if each.file == file)
+        missing.append(
+            Missing(
+                name,
+                tuple(sorted(used_by)),
+                tuple(releases[(file, name)]),
+                fix.module,
+                _kind_in_fix(fix_sources[file], name),
+            )
+        )
+    del fixed
+    return tuple(missing), tuple(unsafe)
+
+
+def _kind_in_fix(fix: statements.SourceFile, name: str) -> str | None:
+    bound = statements.bound_to(fix, name)
+    return bound[0].kind if bound else None
+
+
+def _safe_since(judged: Mapping[str, _Release]) -> str | None:
+    """The release from which every release read is safe: what --since leaves the others out with."""
+    ordered = sorted_releases(judged)
+    unsafe = [index for index, release in enumerate(ordered) if judged[release].verdict is Judged.NOT_SAFE]
+    if not unsafe or unsafe[-1] + 1 >= len(ordered):
+        return None
+    later = ordered[unsafe[-1] + 1 :]
+    return later[0] if any(judged[release].verdict is Judged.NEEDS_PATCH for release in later) else None
+
+
+# ------------------------------------------------------------------------------------------------ the table
+
+
+def _rows(fixes: Sequence[FileFix], judged: Mapping[str, _Release], skipped: Mapping[str, str]) -> tuple[Row, ...]:
+    labels = {fix.file: _labels(fix, judged) for fix in fixes}
+    by_release: dict[str, Row] = {
+        release: Row(release, tuple("?" for _ in fixes), Judged.SKIPPED, why) for release, why in skipped.items()
+    }
+    for release, found in judged.items():
+        forms = tuple(labels[fix.file].get(release, "-") for fix in fixes)
+        by_release[release] = Row(release, forms, found.verdict, found.reason)
+    return tuple(by_release[release] for release in sorted_releases(by_release))
+
+
+def _labels(fix: FileFix, judged: Mapping[str, _Release]) -> dict[str, str]:
+    """Per release: `fix` where every target has the fixed text, `-` where none is there, else a letter for the
+    combination of its targets' texts (in order of first release)."""
+    letters: dict[tuple[str, ...], str] = {}
+    labels: dict[str, str] = {}
+    for release in sorted_releases(judged):
+        found = judged[release].files[fix.file]
+        if not found.judged:
+            labels[release] = "-"
+            continue
+        statuses = [found.judged[change.key] for change in fix.changes]
+        if all(each.status is Status.ABSENT for each in statuses):
+            labels[release] = "-"
+        elif all(each.status in (Status.FIXED, Status.ABSENT) and not each.reason for each in statuses):
+            labels[release] = FIX_LABEL
+        else:
+            combination = tuple(each.unit.sha256 if each.unit is not None else "-" for each in statuses)
+            letters.setdefault(combination, _letter(len(letters)))
+            labels[release] = letters[combination]
     return labels
 
 
@@ -169,130 +432,187 @@ def _letter(index: int) -> str:
     return chr(ord("A") + index) if index < 26 else f"F{index + 1}"
 
 
-def _insertion_order(targets: list[str], insertable: set[str]) -> list[str]:
-    """The fixed release's order, except that a target to insert goes before a target of its scope that is never
-    absent where it is inserted (the rewrite inserts before the next such target)."""
-    ordered = list(targets)
-    for name in [name for name in targets if name in insertable]:
-        scope = name.rpartition(".")[0]
-        anchors = [other for other in ordered if other not in insertable and other.rpartition(".")[0] == scope]
-        if anchors and not any(ordered.index(anchor) > ordered.index(name) for anchor in anchors):
-            ordered.remove(name)
-            ordered.insert(ordered.index(anchors[0]), name)
-    return ordered
+# ------------------------------------------------------------------------------------------------- the entry
 
 
-def _grouped(name: str, judged: Mapping[str, Mapping[str, Judgement]]) -> dict[str, list[tuple[str, Judgement]]]:
-    """The releases of each distinct text of a target, by digest, in order of first release."""
-    grouped: dict[str, list[tuple[str, Judgement]]] = {}
-    for release in sorted_releases(judged):
-        judgement = judged[release][name]
-        if judgement.definition is not None:
-            grouped.setdefault(judgement.definition.sha256, []).append((release, judgement))
-    return grouped
+def _targets(fixes: Sequence[FileFix], judged: Mapping[str, _Release]) -> tuple[dict[str, tuple[Target, ...]], str]:
+    """Each file's targets with their forms: every text each target has had, with what the patch does to it."""
+    found: dict[str, tuple[Target, ...]] = {}
+    for fix in fixes:
+        targets = []
+        for change in fix.changes:
+            seen: dict[str, list[tuple[str, Verdict, str, str]]] = {}
+            inserted = change.op is Op.INSERT
+            for release in sorted_releases(judged):
+                outcome = judged[release]
+                judgement = outcome.files[fix.file].judged.get(change.key)
+                if judgement is None:
+                    continue
+                if judgement.status is Status.ABSENT:
+                    inserted |= outcome.verdict is Judged.NEEDS_PATCH and change.op is not Op.DELETE
+                    continue
+                assert judgement.unit is not None
+                verdict, reason = _form_verdict(judgement, outcome)
+                seen.setdefault(judgement.unit.sha256, []).append((release, verdict, reason, judgement.unit.text))
+            forms = []
+            for digest, releases in seen.items():
+                verdicts = {verdict for _, verdict, _, _ in releases}
+                if len(verdicts) > 1:
+                    return {}, _split(change, releases)
+                _, verdict, reason, text = releases[0]
+                listed = tuple(release for release, _, _, _ in releases)
+                kept = "" if verdict is Verdict.FIXED else reason
+                forms.append(Form(digest, verdict, listed, kept, statements.line_digests(text)))
+            targets.append(judge.target_of(change, tuple(forms), insert=inserted))
+        found[fix.file] = tuple(targets)
+    return found, ""
 
 
-def _forms(name: str, fix: Fix, judged: Mapping[str, Mapping[str, Judgement]]) -> tuple[Form, ...]:
-    forms = []
-    for digest, seen in _grouped(name, judged).items():
-        first = seen[0][1]
-        assert first.definition is not None
-        verdict = {Status.FIXED: Verdict.FIXED, Status.NEEDS: Verdict.NEEDS_PATCH}.get(
-            first.status, Verdict.NOT_APPLICABLE
-        )
-        releases = tuple(release for release, _ in seen)
-        reason = "" if verdict is Verdict.FIXED else first.reason
-        forms.append(Form(digest, verdict, releases, reason, definitions.line_digests(first.definition.canonical)))
-    return tuple(forms)
+def _split(change: Change, releases: Sequence[tuple[str, Verdict, str, str]]) -> str:
+    """Why no entry can be written where one text of a target takes the fix in one release and not in another (its
+    class differs): a form has one verdict, and hfpatch never rewrites a form that is not needs-patch."""
+    taking = [release for release, verdict, _, _ in releases if verdict is Verdict.NEEDS_PATCH]
+    refusing = [(release, reason) for release, verdict, reason, _ in releases if verdict is not Verdict.NEEDS_PATCH]
+    why = refusing[0][1]
+    return (
+        f"{change.key} has the same text in {release_span(taking)}, which can take the fix, and in "
+        f"{release_span([release for release, _ in refusing])}, where {why}; one form cannot have both verdicts, so "
+        "leave one side out with --since or --until; nothing written."
+    )
 
 
-def _split_forms(targets: Sequence[str], judged: Mapping[str, Mapping[str, Judgement]]) -> str:
-    """Why no entry can be written where one text of a target takes the fix in one release and not in another
-    (its class differs): a form has one verdict, and hfpatch never rewrites a form that is not needs-patch."""
-    for name in targets:
-        for seen in _grouped(name, judged).values():
-            taking = [release for release, judgement in seen if judgement.status is Status.NEEDS]
-            refusing = [release for release, judgement in seen if judgement.status is Status.NOT_APPLICABLE]
-            if taking and refusing:
-                why = judged[refusing[0]][name].reason
-                return (
-                    f"{name} has the same text in {release_span(taking)}, which can take the fix, and in "
-                    f"{release_span(refusing)}, where {why}; one form cannot have both verdicts, so leave one side out "
-                    "with --since or --until; nothing written."
-                )
-    return ""
+def _form_verdict(judgement: Judgement, outcome: _Release) -> tuple[Verdict, str]:
+    if judgement.status is Status.FIXED:
+        return Verdict.FIXED, ""
+    if judgement.status is Status.NOT_APPLICABLE:
+        return Verdict.NOT_APPLICABLE, judgement.reason
+    if outcome.verdict is Judged.NEEDS_PATCH:
+        return Verdict.NEEDS_PATCH, ""
+    return Verdict.NOT_APPLICABLE, outcome.reason
 
 
-def lack_phrase(releases: Sequence[str]) -> str:
-    return "lacks" if len(releases) == 1 else "lack"
-
-
-def _first_defined_in(releases: Sequence[str], outcomes: Mapping[str, ReleaseVerdict]) -> str | None:
+def _first_defined_in(judged: Mapping[str, _Release]) -> str | None:
     """The first release read that has a target, where an older release read has none (the bug's start)."""
     seen_absent = False
-    for release in releases:
-        if release not in outcomes:
-            continue
-        if outcomes[release].kind is Judged.ABSENT:
+    for release in sorted_releases(judged):
+        if judged[release].verdict is Judged.ABSENT:
             seen_absent = True
-        else:
+        elif judged[release].verdict is not Judged.SKIPPED:
             return release if seen_absent else None
     return None
 
 
 def _known_files(
-    draft: Patch, texts: Mapping[str, bytes | None], outcomes: Mapping[str, ReleaseVerdict]
-) -> tuple[tuple[KnownFile, ...], list[str]]:
-    by_digest: dict[str, list[str]] = {}
-    for release in sorted_releases(outcomes):
-        text = texts[release]
-        if text is not None:
-            by_digest.setdefault(hashlib.sha256(text).hexdigest(), []).append(release)
-    fix_text = texts[draft.fixed_in]
-    fix_digest = hashlib.sha256(fix_text).hexdigest() if fix_text is not None else ""
-    known, notes = [], []
-    for digest, releases in by_digest.items():
-        verdict = outcomes[releases[0]].kind.verdict
-        patched = None
-        if verdict is Verdict.NEEDS_PATCH:
-            try:
-                patched = hashlib.sha256(rewrite.patched(texts[releases[0]] or b"", draft)).hexdigest()
-            except UnexpectedCode as error:
-                raise AuthoringError(f"cannot patch the {release_span(releases)} {draft.file}: {error}.") from None
-            if patched == fix_digest:
-                notes.append(f"patched, the {release_span(releases)} file is the {draft.fixed_in} file byte for byte")
-        known.append(KnownFile(digest, tuple(releases), verdict, patched))
-    return tuple(known), notes
+    draft: Patch, fixes: Sequence[FileFix], judged: Mapping[str, _Release], releases: Texts
+) -> tuple[dict[str, tuple[KnownFile, ...]], list[str], str]:
+    known: dict[str, tuple[KnownFile, ...]] = {}
+    notes: list[str] = []
+    for file in draft.files:
+        by_digest: dict[str, tuple[Verdict | None, list[str]]] = {}
+        for release in sorted_releases(judged):
+            text = releases[release].get(file.file)
+            if text is None:
+                continue
+            verdict = _file_verdict(judged[release], file.file)
+            digest = hashlib.sha256(text).hexdigest()
+            if digest in by_digest and by_digest[digest][0] is not verdict:
+                first = by_digest[digest][1][0]
+                return (
+                    {},
+                    [],
+                    (
+                        f"{file.file} is the same file in {first} and {release}, which the fix's other files judge "
+                        "otherwise; leave one side out with --since or --until; nothing written."
+                    ),
+                )
+            by_digest.setdefault(digest, (verdict, []))[1].append(release)
+        fix_digest = None
+        files: list[KnownFile] = []
+        for digest, (verdict, listed) in by_digest.items():
+            patched = None
+            if verdict is Verdict.NEEDS_PATCH:
+                text = releases[listed[0]][file.file]
+                assert text is not None
+                try:
+                    patched_bytes = _patched_with(text, draft, file)
+                except UnexpectedCode as error:
+                    raise AuthoringError(f"cannot patch the {release_span(listed)} {file.file}: {error}.") from None
+                drafted = judged[listed[0]].files[file.file].patched
+                if drafted is not None and drafted != patched_bytes:
+                    raise AuthoringError(f"the entry patches {listed[0]} otherwise than judged (a bug in hfpatch new).")
+                patched = hashlib.sha256(patched_bytes).hexdigest()
+                fix_digest = fix_digest or _fix_digest(draft, file, releases)
+                if patched == fix_digest:
+                    what = "file" if len(draft.files) == 1 else file.file
+                    notes.append(
+                        f"patched, the {release_span(listed)} {what} is the {draft.fixed_in} file byte for byte"
+                    )
+            files.append(KnownFile(digest, tuple(listed), verdict, patched))
+        known[file.file] = tuple(files)
+    return known, notes, ""
 
 
-def _check_entry(patch: Patch, texts: Mapping[str, bytes | None], outcomes: Mapping[str, ReleaseVerdict]) -> None:
-    """hfpatch must read every release as the table says (each one that needs the patch was patched already, for
-    its file's patched digest)."""
-    for release, judged in outcomes.items():
-        text = texts[release]
-        if text is None:
-            continue
-        found = classify.identify(text, patch, release).verdict
-        expected = judged.kind.verdict or Verdict.NOT_APPLICABLE
-        if found is not expected:
+def _file_verdict(outcome: _Release, file: str) -> Verdict | None:
+    found = outcome.files[file].kind
+    if found is Judged.NEEDS_PATCH and outcome.verdict is not Judged.NEEDS_PATCH:
+        return Verdict.NOT_APPLICABLE
+    return found.verdict if found is not Judged.ABSENT else None
+
+
+def _fix_digest(draft: Patch, file: PatchFile, releases: Texts) -> str | None:
+    text = None if draft.fixed_in is None else releases.get(draft.fixed_in, {}).get(file.file)
+    return None if text is None else hashlib.sha256(text).hexdigest()
+
+
+def _patched_with(text: bytes, patch: Patch, file: PatchFile) -> bytes:
+    from hfpatch import rewrite
+
+    return rewrite.patched(text, patch, file)
+
+
+def _check_entry(patch: Patch, judged: Mapping[str, _Release], releases: Texts) -> None:
+    """hfpatch must read every release as the table says."""
+    for release, outcome in judged.items():
+        verdicts = []
+        for file in patch.files:
+            text = releases[release].get(file.file)
+            if text is None:
+                verdicts.append(classify.Classification(Verdict.NOT_APPLICABLE, "absent"))
+                continue
+            found = classify.identify(text, patch, file, release)
+            expected = _file_verdict(outcome, file.file) or Verdict.NOT_APPLICABLE
+            if found.verdict is not expected:
+                raise AuthoringError(
+                    f"the entry would read {file.file} of {release} as "
+                    f"{found.verdict.value if found.verdict else 'unknown'}, not {expected.value} "
+                    "(a bug in hfpatch new)."
+                )
+            verdicts.append(found)
+        combined = classify.combine_files(verdicts).verdict
+        overall = outcome.verdict.verdict or Verdict.NOT_APPLICABLE
+        if combined is not overall and len(patch.files) > 1:
             raise AuthoringError(
-                f"the entry would read {release} as {found.value if found else 'unknown'}, not {expected.value} "
-                "(a bug in hfpatch new)."
+                f"the entry would read {release} as {combined}, not {overall.value} (a bug in hfpatch new)."
             )
 
 
-def _class_hints(
-    header: Patch, judged: Mapping[str, Mapping[str, Judgement]], fix_parsed: definitions.SourceFile
-) -> list[str]:
-    """Where a method's fix calls a method its class lacks in some releases, say how to bring it along."""
-    lacking: dict[str, list[str]] = {}
-    for release in sorted_releases(judged):
-        for judgement in judged[release].values():
-            for attribute in judgement.lacking:
-                lacking.setdefault(attribute, []).append(release)
-    return [
-        f"{release_span(releases)} {lack_phrase(releases)} {attribute}, which the fix calls; add --target "
-        f"{header.distribution}:{header.module}:{attribute} to insert it and patch them too"
-        for attribute, releases in lacking.items()
-        if definitions.kind_of(fix_parsed, attribute) == "function"
-    ]
+def _notes(fixes: Sequence[FileFix], judged: Mapping[str, _Release], patch: Patch, fixed: Fixed) -> list[str]:
+    notes = []
+    for fix in fixes:
+        if fix.left_out:
+            shown = ", ".join(fix.left_out[:6]) + (
+                f" and {len(fix.left_out) - 6} more" if len(fix.left_out) > 6 else ""
+            )
+            notes.append(
+                f"the fix also changes {shown} in {fix.file}, which the targets do not carry; "
+                f"--target {patch.distribution}:{fix.module} carries the whole module's fix"
+            )
+    if patch.first_defined_in is None and judged:
+        oldest = sorted_releases(judged)[0]
+        if judged[oldest].verdict is not Judged.ABSENT:
+            notes.append(
+                f"no release read lacks the targets, so the entry sets no first_defined_in: a release older than "
+                f"{oldest} is one the entry does not know (read more with --since)"
+            )
+    del fixed
+    return notes

@@ -10,20 +10,20 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from packaging.version import Version
 
-from hfpatch import catalog, entry, files
+from hfpatch import catalog, entry, files, statements
 from hfpatch.entry import Patch, release_span
-from hfpatch.errors import AuthoringError, UsageError
+from hfpatch.errors import AuthoringError, UnexpectedCode, UsageError
 from hfpatch.new import wheels
-from hfpatch.new.assemble import Authoring, Missing, author, lack_phrase
-from hfpatch.new.judge import Judged, defines_any, fixed_definitions
-from hfpatch.new.request import Request, check_id, parse_targets, version_option
+from hfpatch.new.assemble import Authoring, Fixed, Missing, Wanted, author, dependencies, understand
+from hfpatch.new.judge import Judged
+from hfpatch.new.request import Request, Targets, check_id, parse_targets, version_option
 from hfpatch.new.table import render_table
 
 _PULL = re.compile(r"https?://github\.com/([^/]+/[^/]+)/(?:pull|issues)/(\d+)/?")
@@ -31,16 +31,19 @@ _PULL = re.compile(r"https?://github\.com/([^/]+/[^/]+)/(?:pull|issues)/(\d+)/?"
 
 @dataclass
 class _Reading:
-    """The releases read so far: each one's file, or why it could not be read."""
+    """The releases read so far: each one's files (path -> bytes, None where absent), or why it could not be read."""
 
     source: wheels.Releases
-    texts: dict[str, bytes | None] = field(default_factory=dict)
+    paths: set[str] = field(default_factory=set)
+    texts: dict[str, dict[str, bytes | None]] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
-    file: str = ""
 
-    def read(self, versions: Sequence[Version]) -> None:
+    def read(self, versions: Iterable[Version]) -> None:
         todo = [
-            version for version in versions if str(version) not in self.texts and str(version) not in self.unavailable
+            version
+            for version in dict.fromkeys(versions)
+            if str(version) not in self.unavailable
+            and (str(version) not in self.texts or not self.paths <= set(self.texts[str(version)]))
         ]
         for version, fetched in self.source.fetch(todo).items():
             if fetched.path is None:
@@ -49,40 +52,58 @@ class _Reading:
             with wheels.Wheel(fetched.path) as wheel:
                 if wheel.version != version:
                     raise AuthoringError(f"{fetched.path} holds {wheel.version}, not {version}.")
-                self.texts[str(version)] = wheel.read(self.file) if self.file else None
+                known = self.texts.setdefault(str(version), {})
+                for path in sorted(self.paths - set(known)):
+                    known[path] = wheel.read(path)
+
+    def more(self, paths: Iterable[str]) -> None:
+        """Read these files too, in every release read so far."""
+        self.paths |= set(paths)
+        self.read(Version(release) for release in list(self.texts))
+
+    def forget_before(self, version: Version) -> None:
+        self.texts = {release: text for release, text in self.texts.items() if Version(release) >= version}
+        self.unavailable = {release: why for release, why in self.unavailable.items() if Version(release) >= version}
 
 
-def _locate_file(path: Path, module: str) -> str:
+def _locate_file(path: Path, module: str) -> str | None:
     with wheels.Wheel(path) as wheel:
-        for candidate in wheels.module_paths(module):
-            if wheel.has(candidate):
-                return candidate
-    paths = " or ".join(wheels.module_paths(module))
-    raise AuthoringError(f"{path.name} has no {paths}: is {module} a module of that distribution?")
+        return next((candidate for candidate in wheels.module_paths(module) if wheel.has(candidate)), None)
 
 
-def _walk_back(reading: _Reading, older: Sequence[Version], targets: Sequence[str]) -> None:
-    """Read releases from the newest of `older` down, until one defines none of the targets."""
+def _defines_any(texts: dict[str, bytes | None], keys: dict[str, list[str]], release: str) -> bool:
+    """Whether a release has any statement the fix changes: the walk back to the first release stops where none is."""
+    for path, wanted in keys.items():
+        text = texts.get(path)
+        if text is None:
+            continue
+        try:
+            parsed = statements.parse(text, f"{path} of {release}")
+        except UnexpectedCode:
+            continue
+        if any(statements.find(parsed, key) is not None for key in wanted):
+            return True
+    return False
+
+
+def _walk_back(reading: _Reading, older: Sequence[Version], keys: dict[str, list[str]]) -> None:
+    """Read releases from the newest of `older` down, until one has none of the statements the fix changes."""
     batch_size = wheels.PARALLEL_DOWNLOADS
     for start in range(0, len(older), batch_size):
         batch = older[start : start + batch_size]
         reading.read(batch)
         for version in batch:
             key = str(version)
-            if key in reading.texts and not defines_any(reading.texts[key], targets, key):
-                reading.texts = {
-                    release: text for release, text in reading.texts.items() if Version(release) >= version
-                }
-                reading.unavailable = {
-                    release: why for release, why in reading.unavailable.items() if Version(release) >= version
-                }
+            if key in reading.texts and not _defines_any(reading.texts[key], keys, key):
+                reading.forget_before(version)
                 return
 
 
 def run(args: Request, out: TextIO) -> int:
     """`hfpatch new`; raises HfpatchError (exit 2, nothing written) where it cannot write the entry."""
     patch_id = check_id(args.patch_id)
-    distribution, module, targets = parse_targets(args.targets)
+    targets = parse_targets(args.targets)
+    distribution = targets.distribution
     fixed = version_option(args.fixed_in, "--fixed-in")
     since = None if args.since is None else version_option(args.since, "--since")
     until = None if args.until is None else version_option(args.until, "--until")
@@ -114,14 +135,26 @@ def run(args: Request, out: TextIO) -> int:
 
     reading = _Reading(source)
     newer = [version for version in versions if version > fixed]
+    older = [version for version in versions if version < fixed]
     # The newest release is read in every default run: fetched beside the fixed one, pip's waits overlap.
-    fix_fetched = source.fetch([fixed, *newer[-1:]])[fixed]
-    if fix_fetched.path is None:
-        raise AuthoringError(f"cannot read {distribution} {fixed} (the --fixed-in release): {fix_fetched.why_not}.")
-    reading.file = _locate_file(fix_fetched.path, module)
-    reading.read([fixed])
-    header = _header(args, patch_id, distribution, module, reading.file, str(fixed), targets)
-    fixed_definitions(reading.texts[str(fixed)] or b"", header, targets)  # before reading everything else
+    fetched = source.fetch([fixed, *newer[-1:], *older[-1:]])[fixed]
+    if fetched.path is None:
+        raise AuthoringError(f"cannot read {distribution} {fixed} (the --fixed-in release): {fetched.why_not}.")
+    wanted = _wanted(fetched.path, targets, distribution, fixed)
+    reading.paths = {want.file for want in wanted}
+    reading.read([fixed, *older[-1:]])
+    header = _header(args, patch_id, distribution, wanted, str(fixed))
+    fix = Fixed(
+        {path: text for path, text in reading.texts[str(fixed)].items() if text is not None},
+        f"{distribution} {fixed}",
+        _newest_with(reading, older, wanted),
+    )
+    fixes = understand(header, wanted, fix, reading.texts)  # before reading everything else
+    modules = _modules(fetched.path, dependencies(fixes, fix, header.package))
+    reading.more(modules.values())
+    fix = Fixed(
+        {path: text for path, text in reading.texts[str(fixed)].items() if text is not None}, fix.label, fix.before
+    )
 
     if args.all_releases:
         reading.read(newer)
@@ -129,20 +162,23 @@ def run(args: Request, out: TextIO) -> int:
         reading.read([version for version in newer if version <= until])
     elif newer:
         reading.read([newer[-1]])
-    older = [version for version in versions if version < fixed]
     if since is not None:
         reading.read([version for version in older if version >= since])
     else:
-        _walk_back(reading, older[::-1], targets)
-    reading.read([version for version in named if version not in reading.texts])
+        keys = {fix_file.file: [change.key for change in fix_file.changes] for fix_file in fixes}
+        _walk_back(reading, older[::-1], keys)
+    reading.read([version for version in named if str(version) not in reading.texts])
 
-    authoring = author(reading.texts, header, targets, reading.unavailable)
-    print(f"{distribution} {module} ({reading.file}), {len(authoring.rows)} releases from {source.where}:", file=out)
+    authoring = author(header, fixes, fix, reading.texts, reading.unavailable, modules)
+    where = ", ".join(f"{want.module} ({want.file})" for want in wanted)
+    print(f"{distribution} {where}, {len(authoring.rows)} releases from {source.where}:", file=out)
     print(render_table(authoring), file=out)
     for note in authoring.notes:
         print(f"note: {note}", file=out)
-    if authoring.missing:
-        raise AuthoringError(_not_safe(header, authoring.missing))
+    if authoring.missing or authoring.unsafe:
+        for line in _not_safe(header, authoring):
+            print(line, file=out)
+        raise AuthoringError("not safe to backport as it stands (see above); nothing written.")
     if authoring.refusal:
         raise AuthoringError(authoring.refusal)
     if authoring.patch is None:
@@ -151,11 +187,16 @@ def run(args: Request, out: TextIO) -> int:
             "table); nothing written."
         )
     about = _about(header, authoring, source.where)
-    written = write_entry(catalog_dir, authoring.patch._replace(about=about), force=args.force)
-    forms = sum(len(target.forms) for target in authoring.patch.targets)
-    targets_written = len(authoring.patch.targets)
-    files = len(authoring.patch.known_files)
-    print(f"wrote {written} ({_count(targets_written, 'target')}, {_count(forms, 'form')}, {files} files)", file=out)
+    patch = entry.with_fixed_files(authoring.patch._replace(about=about))
+    written = write_entry(catalog_dir, patch, force=args.force)
+    forms = sum(len(target.forms) for file in patch.files for target in file.targets)
+    target_count = sum(len(file.targets) for file in patch.files)
+    on_disk = sum(1 for path in written.rglob("*") if path.is_file())
+    print(
+        f"wrote {written} ({_count(target_count, 'target')}, {_count(forms, 'form')}, "
+        f"{_count(on_disk, 'file')} on disk)",
+        file=out,
+    )
     if (catalog.builtin_catalog() / patch_id / entry.ENTRY).is_file():
         print(
             f"note: the built-in catalog has an entry {patch_id} too; hfpatch refuses two entries with one id, so "
@@ -172,51 +213,89 @@ def run(args: Request, out: TextIO) -> int:
     return 0
 
 
+def _wanted(wheel: Path, targets: Targets, distribution: str, fixed: Version) -> list[Wanted]:
+    wanted = []
+    for module, names in targets.modules.items():
+        path = _locate_file(wheel, module)
+        if path is None:
+            paths = " or ".join(wheels.module_paths(module))
+            raise AuthoringError(f"{wheel.name} has no {paths}: is {module} a module of {distribution} {fixed}?")
+        wanted.append(Wanted(module, path, names))
+    return wanted
+
+
+def _newest_with(reading: _Reading, older: Sequence[Version], wanted: Sequence[Wanted]) -> str | None:
+    """The release before the fix that the fix is read against: the newest one read (None: there is none)."""
+    if not older:
+        return None
+    newest = str(older[-1])
+    return newest if newest in reading.texts else None
+
+
+def _modules(wheel: Path, imported: dict[str, str]) -> dict[str, str]:
+    """Where each module the fix calls into lies in the fixed wheel (module -> path)."""
+    found = {}
+    for module in imported:
+        path = _locate_file(wheel, module)
+        if path is not None:
+            found[module] = path
+    return found
+
+
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _header(
-    args: Request, patch_id: str, distribution: str, module: str, file: str, fixed: str, targets: list[str]
-) -> Patch:
-    """The entry without targets or known files, for the core to fill in."""
+def _header(args: Request, patch_id: str, distribution: str, wanted: Sequence[Wanted], fixed: str) -> Patch:
+    """The entry without files, for the core to fill in."""
     url = args.upstream or f"https://pypi.org/project/{distribution}/{fixed}/"
     pull = _PULL.fullmatch(url)
     # What messages call the fix ("the bug <upstream> fixed in <fixed_in>"): owner/repo#N, the URL, or the id.
     upstream = f"{pull[1]}#{pull[2]}" if pull else url if args.upstream else patch_id
-    title = args.title or f"{', '.join(targets)} in {module}, as fixed in {distribution} {fixed}"
+    what = "; ".join(
+        f"{', '.join(want.names)} in {want.module}" if want.names else f"the fix of {want.module}" for want in wanted
+    )
+    title = args.title or f"{what}, as fixed in {distribution} {fixed}"
+    placeholder = entry.PatchFile(wanted[0].module, wanted[0].file, ())
     return Patch(
         id=patch_id,
         title=title,
         upstream=upstream,
         url=url,
         distribution=distribution,
-        module=module,
-        file=file,
         fixed_in=fixed,
         first_defined_in=None,
-        targets=(),
-        known_files=(),
+        files=(placeholder,),
         directory=Path(patch_id),
     )
 
 
-def _not_safe(header: Patch, missing: Sequence[Missing]) -> str:
-    sentences = []
-    for item in missing:
-        users, span = ", ".join(item.users), release_span(item.releases)
-        lacking = f"the fix of {users} uses {item.name}, which {span} {lack_phrase(item.releases)}"
-        if item.kind_in_fix == "function":
-            advice = f"add --target {header.distribution}:{header.module}:{item.name} to insert it with the patch"
-        elif item.kind_in_fix is None:
-            advice = f"the {header.fixed_in} module does not bind it either (a builtin of a newer Python?)"
-        else:
-            article = "an" if item.kind_in_fix[0] in "aeiou" else "a"
-            advice = f"it is {article} {item.kind_in_fix} in {header.fixed_in}, which hfpatch new cannot insert"
-        sentences.append(f"{lacking}; {advice}")
+def _not_safe(header: Patch, authoring: Authoring) -> list[str]:
+    """Why no entry is written, a line a cause, and what to do about each."""
+    lines = ["not safe to backport as it stands:"]
+    for item in authoring.missing:
+        lines.append(f"  - {_missing(header, item)}")
+    for reason in authoring.unsafe:
+        lines.append(f"  - {reason}")
+    if authoring.safe_since is not None:
+        lines.append(
+            f"  or leave the releases it is not safe for out: --since {authoring.safe_since} reads from the first "
+            "release after them."
+        )
+    return lines
+
+
+def _missing(header: Patch, item: Missing) -> str:
+    users, span = ", ".join(item.users), release_span(item.releases)
+    lacking = f"the fix of {users} uses {item.name}, which {span} {'lacks' if len(item.releases) == 1 else 'lack'}"
+    fixed = f"{header.distribution} {header.fixed_in}"
+    if item.kind_in_fix is None:
+        return f"{lacking}; the {fixed} module does not bind it either (a builtin of a newer Python?)"
+    article = "an" if item.kind_in_fix[0] in "aeiou" else "a"
     return (
-        f"not safe to backport as it stands: {'; '.join(sentences)} (or leave those releases out with --since); "
-        "nothing written."
+        f"{lacking}; it is {article} {item.kind_in_fix} in {fixed}: add --target "
+        f"{header.distribution}:{item.module}:{item.name} to carry it, or --target {header.distribution}:{item.module} "
+        "for the whole module's fix"
     )
 
 
@@ -239,9 +318,15 @@ def write_entry(catalog_dir: Path, patch: Patch, *, force: bool) -> Path:
         raise AuthoringError(f"cannot write into {catalog_dir}: {error.strerror or error}.") from None
     try:
         staged = scratch / patch.id
-        (staged / "fixed").mkdir(parents=True)
-        for target in patch.targets:
-            (staged / entry.fixed_path(target)).write_text(target.fixed_text + "\n", encoding="utf-8")
+        staged.mkdir()
+        for file in patch.files:
+            for target in file.targets:
+                if target.fixed_text is None:
+                    continue
+                assert target.fixed_file is not None
+                path = staged / target.fixed_file
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(target.fixed_text + "\n", encoding="utf-8")
         (staged / entry.ENTRY).write_text(entry.render(patch), encoding="utf-8")
         loaded = entry.load(staged)
         if loaded._replace(directory=patch.directory) != patch:

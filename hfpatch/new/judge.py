@@ -1,12 +1,18 @@
-"""Judging one release for a fix: what each target is there, and what the fixed text would do to it. Pure.
+"""Judging the releases for a fix: what the fix changes, what each target is in each release, and whether the
+fixed text can go in there. Pure: texts in, judgements out.
 
-- the same text as the fix: fixed; no target at all: absent (the bug is not there yet, or no longer);
-- another signature, or a method whose class lacks an attribute the fix uses: not applicable, since replacing it
-  would break the callers or fail at run time;
-- the fix uses a name (a helper, a constant, an import) that the release's module does not bind: not safe. A patch
-  must never raise NameError. A helper that is a plain function can be added as another target, which the patch
-  then inserts where it is absent;
-- otherwise: needs the patch.
+The fix is read off two texts of each file: the fixed one and the newest release before it. With `--target
+DIST:MODULE`, every statement that differs is a target; with names, the statements bound to those names. A target
+is replaced, inserted where the fix added it, or taken out where the fix removed it.
+
+In each release, each target is:
+- fixed (its text is the fix's), absent, or needs the patch;
+- not applicable where replacing it would break the callers (another signature, another kind of statement) or
+  where the fix cannot go in (the statement it goes after is not there);
+and a release that needs the patch is patched (hfpatch.rewrite, as `apply` patches) and the result checked: every
+name the changed statements use must be bound (a patch must never raise NameError), a name the fix takes away must
+not be used any more, and a function of another module that the fix calls must take the call there as it does in
+the fixed release. What fails these checks is not safe, and no entry is written.
 """
 
 from __future__ import annotations
@@ -15,21 +21,31 @@ import ast
 import builtins
 import difflib
 import enum
+import hashlib
 import symtable
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from packaging.version import Version
 
-from hfpatch import definitions, versions
-from hfpatch.entry import Patch, Verdict
+from hfpatch import statements, versions
+from hfpatch.entry import Form, Patch, PatchFile, Target, Verdict
 from hfpatch.errors import AuthoringError, UnexpectedCode
 
-_MODULE_NAMES = frozenset(dir(builtins)) | {
+# Names every module has without binding them, and that a statement may use.
+MODULE_NAMES = frozenset(dir(builtins)) | {
     "__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__", "__builtins__", "__cached__",
-    "__path__",
+    "__path__", "__annotations__", "__dict__", "__module__", "__qualname__",
 }  # fmt: skip
 _BINDING_DECORATORS = ("staticmethod", "classmethod", "property", "cached_property")
+
+
+class Op(enum.Enum):
+    """What the fix does to a statement."""
+
+    REPLACE = "replace"
+    INSERT = "insert"
+    DELETE = "delete"
 
 
 class Judged(enum.Enum):
@@ -39,7 +55,7 @@ class Judged(enum.Enum):
     FIXED = "fixed"
     NOT_APPLICABLE = "not-applicable"
     ABSENT = "absent"  # none of the targets: the bug is not there yet (or no longer)
-    NOT_SAFE = "not-safe"  # the fix would use a name this release's module lacks: no entry is written
+    NOT_SAFE = "not-safe"  # the patched release would fail: no entry is written
     SKIPPED = "skipped"  # the release could not be read
 
     @property
@@ -59,11 +75,30 @@ _ENTRY_VERDICT = {
 
 
 @dataclass(frozen=True)
-class ReleaseVerdict:
-    kind: Judged
-    reason: str
-    # Names the fix uses that the release's module does not bind, each with the target that uses it.
-    missing: tuple[tuple[str, str], ...] = ()
+class Change:
+    """One statement the fix changes, as the fixed text has it (or, for a statement it removes, as the release
+    before the fix has it)."""
+
+    key: str
+    op: Op
+    kind: str
+    text: str  # the fixed text (for DELETE: the text before)
+    node: ast.stmt
+    lead: str = ""
+    after: str | None = None
+    before: str | None = None
+    lead_was: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileFix:
+    """What the fix changes in one file, and what else differs there that it does not carry."""
+
+    module: str
+    file: str
+    changes: tuple[Change, ...]
+    left_out: tuple[str, ...] = ()  # keys of other statements that differ between the release before and the fix
+    whole: bool = False  # --target DIST:MODULE
 
 
 class Status(enum.Enum):
@@ -78,114 +113,220 @@ class Judgement:
     """One target in one release."""
 
     status: Status
-    definition: definitions.Definition | None = None
+    unit: statements.Unit | None = None
     reason: str = ""
-    kind: str | None = None  # what the name is where it is not a function
-    lacking: tuple[str, ...] = ()  # Class.attribute the fixed method uses that this release's class lacks
 
 
 @dataclass(frozen=True)
-class Fix:
-    """The fixed release's definition of one target, and what it needs from its surroundings."""
+class FileVerdict:
+    """One file in one release: its verdict, why, and each target's judgement; the patched text where it needs."""
 
-    name: str
-    definition: definitions.Definition
-    node: ast.FunctionDef | ast.AsyncFunctionDef
-    free_names: frozenset[str]
+    kind: Judged
+    reason: str
+    judged: Mapping[str, Judgement] = field(default_factory=dict)
+    patched: bytes | None = None
+    # Names the patched module would lack, each with the target that uses it (a missing import, helper...).
+    missing: tuple[tuple[str, str], ...] = ()
+    # Class.attribute a fixed method reads that its class here lacks (and the fixed release's has).
+    lacking: tuple[str, ...] = ()
 
 
 def sorted_releases(releases: Iterable[str]) -> list[str]:
     return sorted(releases, key=Version)
 
 
-def fixed_definitions(source: bytes, header: Patch, targets: Sequence[str]) -> dict[str, Fix]:
-    """Each target's fixed definition, in the fixed release; AuthoringError where one is not a function there."""
-    parsed = _parse(source, f"{header.file} of {header.distribution} {header.fixed_in}")
-    fixes = {}
-    for name in targets:
-        kind = definitions.kind_of(parsed, name)
-        found = definitions.find(parsed, name)
-        if kind != "function" or found is None:
-            what = f"is a {kind}" if kind else "is not defined"
-            raise AuthoringError(
-                f"{name} {what} in {header.module} of {header.distribution} {header.fixed_in} (the --fixed-in "
-                "release); a target is a module-level function or a method (Class.method) that the fixed release "
-                "defines."
-            )
-        node = _function_node(found.canonical)
-        fixes[name] = Fix(name, found, node, free_names(found.canonical))
-    return fixes
-
-
-def defines_any(source: bytes | None, targets: Sequence[str], what: str) -> bool:
-    """Whether a release binds any target (of any kind): the walk back to the first release stops where none is."""
-    if source is None:
-        return False
+def parse(source: bytes, what: str) -> statements.SourceFile:
     try:
-        parsed = definitions.parse(source, what)
-    except UnexpectedCode:
-        return False
-    return any(definitions.kind_of(parsed, name) is not None for name in targets)
-
-
-def after_the_fix(judgement: Judgement, release: str, fixed_in: str) -> Judgement:
-    """Upstream kept changing the code after it fixed it: a release at or after --fixed-in has the fix, whatever
-    its text (a later signature is no reason to call it not applicable, it needs no patch)."""
-    if judgement.definition is None or judgement.status is Status.FIXED:
-        return judgement
-    if not versions.is_at_least(release, fixed_in):
-        return judgement
-    return Judgement(Status.FIXED, judgement.definition, "a later form of the fixed code")
-
-
-def _parse(source: bytes, what: str) -> definitions.SourceFile:
-    try:
-        return definitions.parse(source, what)
+        return statements.parse(source, what)
     except UnexpectedCode as error:
         raise AuthoringError(f"{error}.") from None
 
 
-def _function_node(canonical: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
-    node = ast.parse(canonical).body[0]
-    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-    return node
+# --------------------------------------------------------------------------------------------- the fix itself
 
 
-def judge(
-    name: str,
-    source: definitions.SourceFile | None,
-    fixes: Mapping[str, Fix],
-    fix_parsed: definitions.SourceFile,
-    targets: Sequence[str],
-) -> Judgement:
-    if source is None:
+def fix_of(
+    module: str, file: str, fixed: bytes, before: bytes | None, names: Sequence[str] | None, what: str
+) -> FileFix:
+    """What the fix changes in one file: every statement that differs from the release before it (names None: the
+    whole module), or the statements bound to the names given."""
+    fix = parse(fixed, f"{file} of {what}")
+    old = None if before is None else parse(before, f"{file} before the fix")
+    differing = _differences(fix, old, "")
+    if names is None:
+        changes = differing
+        if not changes:
+            raise AuthoringError(f"{file} of {what} is the same as in the release before it: no fix to carry.")
+        return FileFix(module, file, tuple(changes), whole=True)
+    chosen: list[Change] = []
+    for name in names:
+        found = _bound(fix, old, name, what, file)
+        chosen += [change for change in found if change.key not in {each.key for each in chosen}]
+    taken = {change.key for change in chosen}
+    within = {key for change in chosen if change.kind == statements.CLASS for key in [change.key]}
+    left_out = tuple(
+        change.key
+        for change in differing
+        if change.key not in taken
+        and not any(change.key.startswith(f"{owner}.") for owner in within)
+        and not any(key.startswith(f"{change.key}.") for key in taken)
+    )
+    return FileFix(module, file, tuple(sorted(chosen, key=lambda change: _order(fix, change))), left_out)
+
+
+def _order(fix: statements.SourceFile, change: Change) -> tuple[int, int]:
+    unit = statements.find(fix, change.key)
+    return (0, unit.start) if unit is not None else (1, 0)
+
+
+def _bound(
+    fix: statements.SourceFile, old: statements.SourceFile | None, name: str, what: str, file: str
+) -> list[Change]:
+    """The statements that bind `name` (`f`, `Config.x`) in the fixed file, each as the fix changes it; where the
+    fixed file has none but the release before does, the fix removes them."""
+    scope = name.rpartition(".")[0]
+    differing = {change.key: change for change in _differences(fix, old, "")}
+    found = statements.bound_to(fix, name)
+    if not found:
+        gone = [] if old is None else statements.bound_to(old, name)
+        if not gone:
+            raise AuthoringError(
+                f"{name} is not defined in {file} of {what}: a target is a name its module or a class binds "
+                "(a function, a method, a class, a constant, an import); --target DIST:MODULE carries every "
+                "statement the fix changes in the module."
+            )
+        return [_deletion(unit) for unit in gone]
+    changes = []
+    for unit in found:
+        if unit.key in differing:
+            changes.append(differing[unit.key])
+        else:  # the same text before the fix: still the user's target (it may differ in older releases)
+            changes.append(_placement(fix, unit, Op.REPLACE, scope))
+    return changes
+
+
+def _differences(fix: statements.SourceFile, old: statements.SourceFile | None, scope: str) -> list[Change]:
+    """Every statement of a scope that the fix changes, adds or removes; inside a class whose own lines (its
+    decorators and `class` line) stay the same, statement by statement."""
+    new_units = statements.units(fix, scope)
+    old_units = [] if old is None else statements.units(old, scope)
+    old_by_key = {unit.key: unit for unit in old_units}
+    kept = _kept_in_order(old_units, new_units)
+    changes: list[Change] = []
+    for unit in new_units:
+        previous = old_by_key.get(unit.key) if unit.key in kept else None
+        if previous is None:
+            changes.append(_placement(fix, unit, Op.INSERT, scope))
+            continue
+        if previous.text != unit.text:
+            if unit.kind == statements.CLASS and previous.kind == statements.CLASS and _same_head(previous, unit):
+                assert old is not None
+                changes += _differences(fix, old, unit.key)
+            else:
+                changes.append(_placement(fix, unit, Op.REPLACE, scope, previous, old))
+    new_keys = {unit.key for unit in new_units}
+    for unit in old_units:
+        if unit.key not in new_keys or unit.key not in kept:
+            changes.append(_deletion(unit))
+    return changes
+
+
+def _kept_in_order(old_units: Sequence[statements.Unit], new_units: Sequence[statements.Unit]) -> set[str]:
+    """The keys both scopes have in the same order; one the fix moved counts as removed there and added here."""
+    old_keys = [unit.key for unit in old_units]
+    new_keys = [unit.key for unit in new_units]
+    matcher = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False)
+    kept: set[str] = set()
+    for block in matcher.get_matching_blocks():
+        kept |= set(old_keys[block.a : block.a + block.size])
+    return kept
+
+
+def _same_head(old: statements.Unit, new: statements.Unit) -> bool:
+    """A class keeps its decorators, bases and `class` line: what changes is inside its body."""
+    assert isinstance(old.node, ast.ClassDef) and isinstance(new.node, ast.ClassDef)
+    if not old.node.body or not new.node.body:
+        return False
+    return _head_text(old) == _head_text(new)
+
+
+def _head_text(unit: statements.Unit) -> str:
+    assert isinstance(unit.node, ast.ClassDef)
+    first = min(statement.lineno for statement in unit.node.body)
+    start = min([unit.node.lineno, *(decorator.lineno for decorator in unit.node.decorator_list)])
+    return "\n".join(unit.text.split("\n")[: first - start])
+
+
+def _lead(source: statements.SourceFile, unit: statements.Unit) -> str:
+    return "\n".join(line.rstrip("\r\n") for line in source.lines[unit.lead : unit.start])
+
+
+def _placement(
+    fix: statements.SourceFile,
+    unit: statements.Unit,
+    op: Op,
+    scope: str,
+    previous: statements.Unit | None = None,
+    old: statements.SourceFile | None = None,
+) -> Change:
+    """A statement as the fix has it, with where it goes: after the statement before it in its scope, or before the
+    one after it."""
+    siblings = statements.units(fix, scope)
+    index = next(index for index, each in enumerate(siblings) if each.key == unit.key)
+    after = siblings[index - 1].key if index > 0 else None
+    before = siblings[index + 1].key if index + 1 < len(siblings) else None
+    lead = _lead(fix, unit)
+    lead_was: tuple[str, ...] = ()
+    if previous is not None and old is not None:
+        was = _lead(old, previous)
+        if was != lead:
+            lead_was = (statements.text_sha256(was),)
+    return Change(unit.key, op, unit.kind, unit.text, unit.node, lead, after, before, lead_was)
+
+
+def _deletion(unit: statements.Unit) -> Change:
+    return Change(unit.key, Op.DELETE, unit.kind, unit.text, unit.node)
+
+
+# ------------------------------------------------------------------------------------------- each release
+
+
+def judge(change: Change, source: statements.SourceFile, release: str, fixed_in: str | None) -> Judgement:
+    """One target in one release's file."""
+    unit = statements.find(source, change.key)
+    if unit is None:
         return Judgement(Status.ABSENT)
-    kind = definitions.kind_of(source, name)
-    found = definitions.find(source, name) if kind == "function" else None
-    if kind is None:
-        return Judgement(Status.ABSENT)
-    if found is None:
-        return Judgement(Status.NOT_APPLICABLE, None, f"{name} is a {kind} here, not a function", kind)
-    fix = fixes[name]
-    if found.sha256 == fix.definition.sha256:
-        return Judgement(Status.FIXED, found)
-    old, new = signature(_function_node(found.canonical)), signature(fix.node)
-    if old != new:
-        reason = f"signature {old} where the fix has {new}: the fix would break its callers"
-        return Judgement(Status.NOT_APPLICABLE, found, reason)
-    if "." in name:
-        lacking = _attributes_lacking(name, source, fix, fix_parsed, targets)
-        if lacking:
-            owner = name.split(".")[0]
-            uses = ", ".join(f"self.{attribute}" for attribute in lacking)
-            reason = f"the fix uses {uses}, which {owner} here never defines"
-            lacks = tuple(f"{owner}.{attribute}" for attribute in lacking)
-            return Judgement(Status.NOT_APPLICABLE, found, reason, lacking=lacks)
-    return Judgement(Status.NEEDS, found, f"same signature as the fix; {_changed_lines(found, fix)}")
+    if change.op is Op.DELETE:
+        if fixed_in is not None and versions.is_at_least(release, fixed_in):
+            return Judgement(Status.FIXED, unit, "a later form of the fixed code")
+        return Judgement(Status.NEEDS, unit, f"the fix removes {change.key}")
+    if unit.text == change.text:
+        return Judgement(Status.FIXED, unit)
+    if fixed_in is not None and versions.is_at_least(release, fixed_in):
+        # Upstream kept changing the code after it fixed it: a later form has the fix, whatever its text.
+        return Judgement(Status.FIXED, unit, "a later form of the fixed code")
+    if unit.kind != change.kind:
+        return Judgement(Status.NOT_APPLICABLE, unit, f"{change.key} is a {unit.kind} here, not a {change.kind}")
+    if unit.indent != statements.find_indent(change.text):
+        return Judgement(Status.NOT_APPLICABLE, unit, f"{change.key} is indented otherwise here")
+    reason = changed_lines(unit.text, change.text)
+    if unit.kind == statements.FUNCTION:
+        assert isinstance(unit.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        assert isinstance(change.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        old, new = signature(unit.node), signature(change.node)
+        if old != new and not accepts_every_call_of(change.node, unit.node):
+            reason = f"signature {old} where the fix has {new}: the fix would break its callers"
+            return Judgement(Status.NOT_APPLICABLE, unit, reason)
+        if old != new:
+            return Judgement(
+                Status.NEEDS, unit, f"signature {old} where the fix has {new}, which takes every call of it; {reason}"
+            )
+        return Judgement(Status.NEEDS, unit, f"same signature as the fix; {reason}")
+    return Judgement(Status.NEEDS, unit, reason)
 
 
-def _changed_lines(found: definitions.Definition, fix: Fix) -> str:
-    old, new = found.canonical.split("\n"), fix.definition.canonical.split("\n")
+def changed_lines(old_text: str, new_text: str) -> str:
+    old, new = old_text.split("\n"), new_text.split("\n")
     opcodes = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
     changed = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in opcodes if tag != "equal")
     return f"{changed} line{'s' if changed != 1 else ''} differ{'s' if changed == 1 else ''} from the fix"
@@ -214,6 +355,47 @@ def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return f"{''.join(binding)}{prefix}({', '.join(parts)})"
 
 
+def accepts_every_call_of(
+    new: ast.FunctionDef | ast.AsyncFunctionDef, old: ast.FunctionDef | ast.AsyncFunctionDef
+) -> bool:
+    """The fixed function takes every call the old one took: the same parameters in the same places, new ones only
+    with defaults (or *args/**kwargs added), bound the same way."""
+    if _binding(new) != _binding(old) or isinstance(new, ast.AsyncFunctionDef) != isinstance(old, ast.AsyncFunctionDef):
+        return False
+    old_positional = [*old.args.posonlyargs, *old.args.args]
+    new_positional = [*new.args.posonlyargs, *new.args.args]
+    if [arg.arg for arg in new_positional[: len(old_positional)]] != [arg.arg for arg in old_positional]:
+        return False
+    if len(new.args.posonlyargs) > len(old.args.posonlyargs):
+        return False
+    new_first_default = len(new_positional) - len(new.args.defaults)
+    old_first_default = len(old_positional) - len(old.args.defaults)
+    if new_first_default > old_first_default or any(
+        index < new_first_default for index in range(len(old_positional), len(new_positional))
+    ):
+        return False
+    if old.args.vararg is not None and new.args.vararg is None:
+        return False
+    if old.args.kwarg is not None and new.args.kwarg is None:
+        return False
+    old_keywords = {
+        arg.arg: default is not None for arg, default in zip(old.args.kwonlyargs, old.args.kw_defaults, strict=True)
+    }
+    new_keywords = {
+        arg.arg: default is not None for arg, default in zip(new.args.kwonlyargs, new.args.kw_defaults, strict=True)
+    }
+    for name, has_default in new_keywords.items():
+        if name not in old_keywords and not has_default:
+            return False
+        if name in old_keywords and old_keywords[name] and not has_default:
+            return False
+    return all(name in new_keywords or new.args.kwarg is not None for name in old_keywords)
+
+
+def _binding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return [name for name in map(_decorator_name, node.decorator_list) if _binds(name)]
+
+
 def _decorator_name(decorator: ast.expr) -> str:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     try:
@@ -227,22 +409,95 @@ def _binds(name: str) -> bool:
     return last in _BINDING_DECORATORS or last in ("setter", "getter", "deleter")
 
 
+# -------------------------------------------------------------------------- what the patched release needs
+
+
 def free_names(text: str) -> frozenset[str]:
-    """The names a function's text reads from its module: not parameters, locals, or names of nested scopes."""
-    table = symtable.symtable(text, "<fixed>", "exec")
-    # At the top: what the decorators, defaults and annotations read; the function's own name is bound there.
-    names = {
+    """The names a statement's text reads from outside it: see reads."""
+    here, globals_ = reads(text)
+    return here | globals_
+
+
+def reads(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The names a statement reads that it does not bind itself: those read where it stands (a class body's
+    statements, a method's decorators and defaults read the class scope), and those its functions read as globals
+    (from the module, never from a class)."""
+    table = symtable.symtable(statements.dedented(text), "<fixed>", "exec")
+    here = {
         symbol.get_name()
         for symbol in table.get_symbols()
         if symbol.is_referenced() and not symbol.is_assigned() and not symbol.is_imported()
     }
+    globals_: set[str] = set()
     pending = list(table.get_children())
     while pending:
         scope = pending.pop()
         pending.extend(scope.get_children())
-        names |= {symbol.get_name() for symbol in scope.get_symbols() if symbol.is_global() and symbol.is_referenced()}
-    names.discard("__class__")  # what super() reads: the compiler provides it inside a class
-    return frozenset(names - _MODULE_NAMES)
+        globals_ |= {
+            symbol.get_name() for symbol in scope.get_symbols() if symbol.is_global() and symbol.is_referenced()
+        }
+    globals_.discard("__class__")  # what super() reads: the compiler provides it inside a class
+    return frozenset(here - MODULE_NAMES), frozenset(globals_ - MODULE_NAMES)
+
+
+def missing_names(
+    patched: statements.SourceFile, targets: Sequence[Change], fix: statements.SourceFile
+) -> list[tuple[str, str]]:
+    """(name, target) for each name a changed statement reads that the patched module would not bind where it is
+    read: a function reads the module's names; a class body's statement also the names its earlier statements bind.
+    A class statement that reads a name its class binds only later (a property's setter before the property) fails
+    as the module is imported."""
+    module = statements.module_names(patched) | MODULE_NAMES
+    stars = _star_imports(patched)
+    fix_names = statements.module_names(fix)
+    found: list[tuple[str, str]] = []
+    for change in targets:
+        if change.op is Op.DELETE:
+            continue
+        unit = statements.find(patched, change.key)
+        if unit is None:
+            continue
+        owner = statements.owner_of(patched, change.key)
+        in_scope = set(module)
+        if owner:
+            for sibling in statements.units(patched, owner):
+                if sibling.key == unit.key:
+                    break
+                in_scope |= sibling.binds
+        here, globals_ = reads(unit.text)
+        lacking = {name for name in here if name not in in_scope} | {name for name in globals_ if name not in module}
+        # A name the fixed module does not bind either comes from a star import both make (`from .x import *`).
+        covered = stars and stars <= _star_imports(fix)
+        found += [(name, change.key) for name in sorted(lacking) if not (covered and name not in fix_names)]
+    return found
+
+
+def _class_scope_names(source: statements.SourceFile, owner: str) -> set[str]:
+    return {name for unit in statements.units(source, owner) for name in unit.binds} if owner else set()
+
+
+def _star_imports(source: statements.SourceFile) -> frozenset[str]:
+    return frozenset(
+        f"{'.' * node.level}{node.module or ''}"
+        for node in ast.walk(source.tree)
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
+    )
+
+
+def names_taken_away(
+    before: statements.SourceFile, patched: statements.SourceFile, targets: Sequence[Change]
+) -> list[str]:
+    """Names the release binds at its top level that the patched file no longer binds, while the patched file still
+    reads them (a constant the fix renamed, in a release whose other code still uses the old name)."""
+    lost = statements.module_names(before) - statements.module_names(patched)
+    if not lost:
+        return []
+    changed = {change.key for change in targets}
+    used: set[str] = set()
+    for unit in statements.units(patched):
+        if unit.key not in changed:
+            used |= free_names(unit.text)
+    return sorted(lost & used)
 
 
 def _first_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
@@ -262,105 +517,100 @@ def _attribute_uses(node: ast.AST, owner: str) -> tuple[set[str], set[str]]:
     return reads, sets
 
 
-def _class_node(tree: ast.Module, name: str) -> ast.ClassDef | None:
-    found = None
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            found = node  # the last one is what the module binds
-    return found
-
-
-def class_attributes(node: ast.ClassDef) -> set[str]:
+def class_attributes(source: statements.SourceFile, owner: str) -> set[str]:
     """What a class defines itself: names its body binds, and attributes its methods set on self (or cls)."""
-    body = definitions.SourceFile("utf-8", (), ast.Module(body=node.body, type_ignores=[]))
-    names = set(definitions.module_names(body))
-    for statement in node.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            owner = _first_parameter(statement)
-            if owner is not None:
-                names |= _attribute_uses(statement, owner)[1]
+    names: set[str] = set()
+    for unit in statements.units(source, owner):
+        names |= unit.binds
+        if isinstance(unit.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = _first_parameter(unit.node)
+            if first is not None:
+                names |= _attribute_uses(unit.node, first)[1]
     return names
 
 
-def _attributes_lacking(
-    name: str, source: definitions.SourceFile, fix: Fix, fix_parsed: definitions.SourceFile, targets: Sequence[str]
-) -> list[str]:
-    """Attributes the fixed method reads that its class defines in the fixed release but not in this one."""
-    owner, _ = name.split(".")
-    first = _first_parameter(fix.node)
-    old_class, new_class = _class_node(source.tree, owner), _class_node(fix_parsed.tree, owner)
-    if first is None or old_class is None or new_class is None:
+def attributes_lacking(change: Change, patched: statements.SourceFile, fix: statements.SourceFile) -> list[str]:
+    """Attributes a fixed method reads (`self.size`) that its class defines in the fixed release but not in the
+    patched one: the call would fail with AttributeError."""
+    if change.op is Op.DELETE or not isinstance(change.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
-    reads, sets = _attribute_uses(fix.node, first)
-    added = class_attributes(new_class) - class_attributes(old_class)
-    supplied = {target.split(".")[1] for target in targets if target.startswith(f"{owner}.")}
-    return sorted((reads - sets) & added - supplied)
+    owner = statements.owner_of(fix, change.key)
+    first = _first_parameter(change.node)
+    if not owner or first is None or not statements.units(patched, owner):
+        return []
+    reads, sets = _attribute_uses(change.node, first)
+    added = class_attributes(fix, owner) - class_attributes(patched, owner)
+    return sorted((reads - sets) & added)
 
 
-def _bound(source: definitions.SourceFile, targets: Sequence[str]) -> frozenset[str]:
-    return definitions.module_names(source) | {name for name in targets if "." not in name} | _MODULE_NAMES
+def imported_from(source: statements.SourceFile, name: str, package: str, module: str, is_package: bool) -> str | None:
+    """The module of the distribution that `name` is imported from at the top level (`from .utils import name`,
+    `from transformers.utils import name`), or None where it does not come from within the package."""
+    for node in source.tree.body:
+        for statement in ast.walk(node):
+            if not isinstance(statement, ast.ImportFrom):
+                continue
+            if not any((alias.asname or alias.name) == name for alias in statement.names):
+                continue
+            if statement.level:
+                parts = module.split(".") if is_package else module.split(".")[:-1]
+                parts = parts[: len(parts) - (statement.level - 1)] if statement.level > 1 else parts
+                return ".".join([*parts, *([statement.module] if statement.module else [])]) or None
+            if statement.module and (statement.module == package or statement.module.startswith(f"{package}.")):
+                return statement.module
+    return None
 
 
-def _star_imports(source: definitions.SourceFile) -> frozenset[str]:
-    return frozenset(
-        f"{'.' * node.level}{node.module or ''}"
-        for node in ast.walk(source.tree)
-        if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
-    )
-
-
-def release_verdict(
-    header: Patch,
-    targets: Sequence[str],
-    fixes: Mapping[str, Fix],
-    fix_parsed: definitions.SourceFile,
-    source: definitions.SourceFile | None,
-    judged: Mapping[str, Judgement],
-) -> ReleaseVerdict:
-    """What one release comes to, and why."""
-
-    def named(target: str, text: str) -> str:
-        return f"{target}: {text}" if len(targets) > 1 else text
-
-    present = [name for name in targets if judged[name].status is not Status.ABSENT]
+def callee_signature(source: statements.SourceFile | None, name: str) -> str | None:
+    """How a module's function or class is called: its signature (a class's `__init__`'s); None where it has none."""
     if source is None:
-        return ReleaseVerdict(Judged.ABSENT, f"no {header.file} in this release")
-    if not present:
-        return ReleaseVerdict(Judged.ABSENT, f"{', '.join(targets)} not defined")
-    for name in present:
-        if judged[name].status is Status.NOT_APPLICABLE:
-            return ReleaseVerdict(Judged.NOT_APPLICABLE, named(name, judged[name].reason))
-    if all(judged[name].status is Status.FIXED for name in targets):
-        later = [judged[name].reason for name in targets if judged[name].reason]
-        return ReleaseVerdict(Judged.FIXED, later[0] if later else "identical to the fix")
-    if not any(judged[name].status is Status.NEEDS for name in present):
-        absent = ", ".join(name for name in targets if judged[name].status is Status.ABSENT)
-        return ReleaseVerdict(Judged.FIXED, f"the targets it has are identical to the fix ({absent} absent)")
-    changing = [name for name in targets if judged[name].status in (Status.NEEDS, Status.ABSENT)]
-    bound = _bound(source, targets)
-    # A name the fixed release does not bind either can only come from a star import both releases make.
-    stars = _star_imports(fix_parsed)
-    covered = stars and stars <= _star_imports(source)
-    fix_bound = definitions.module_names(fix_parsed)
-    lacking = tuple(
-        (free, name)
-        for name in changing
-        for free in sorted(fixes[name].free_names)
-        if free not in bound and not (covered and free not in fix_bound)
-    )
-    if lacking:
-        names = sorted({free for free, _ in lacking})
-        users = sorted({user for _, user in lacking})
-        reason = f"{', '.join(names)} missing (the fix of {', '.join(users)} uses it)"
-        return ReleaseVerdict(Judged.NOT_SAFE, reason, lacking)
-    reasons = [
-        named(name, judged[name].reason) if judged[name].status is Status.NEEDS else f"{name} absent: the patch adds it"
-        for name in changing
-    ]
-    return ReleaseVerdict(Judged.NEEDS_PATCH, "; ".join(reasons))
-
-
-def kind_in_fix(fix_parsed: definitions.SourceFile, name: str) -> str | None:
-    if name not in definitions.module_names(fix_parsed):
         return None
-    return definitions.kind_of(fix_parsed, name) or "import"
+    unit = statements.find(source, name)
+    if unit is None:
+        return None
+    if isinstance(unit.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return signature(unit.node)
+    if isinstance(unit.node, ast.ClassDef):
+        init = statements.find(source, f"{name}.__init__")
+        if init is not None and isinstance(init.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return f"class {signature(init.node)}"
+        return "class"
+    return unit.kind
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# ------------------------------------------------------------------------------------------------- drafting
+
+
+def draft_file(fix: FileFix, judged: Mapping[str, Judgement], legacy: bool = False) -> PatchFile:
+    """The entry's part for one file, as it would patch one release: each target known in the form the release has
+    it (so that the rewrite, which only rewrites known forms, takes it), absent ones inserted."""
+    targets = []
+    for change in fix.changes:
+        judgement = judged.get(change.key)
+        forms: tuple[Form, ...] = ()
+        if judgement is not None and judgement.unit is not None and judgement.status is Status.NEEDS:
+            forms = (Form(judgement.unit.sha256, Verdict.NEEDS_PATCH, ()),)
+        targets.append(target_of(change, forms))
+    del legacy
+    return PatchFile(fix.module, fix.file, tuple(targets))
+
+
+def target_of(change: Change, forms: tuple[Form, ...], insert: bool = True) -> Target:
+    return Target(
+        name=change.key,
+        fixed_text=None if change.op is Op.DELETE else change.text,
+        forms=forms,
+        insert_if_absent=insert and change.op is not Op.DELETE,
+        after=change.after,
+        before=change.before,
+        lead=change.lead if change.op is not Op.DELETE else None,
+        lead_was=change.lead_was,
+    )
+
+
+def header_with(header: Patch, files: Sequence[PatchFile]) -> Patch:
+    return header._replace(files=tuple(files))

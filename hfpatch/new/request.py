@@ -49,24 +49,60 @@ def check_id(patch_id: str) -> str:
     return patch_id
 
 
-def parse_targets(values: Sequence[str]) -> tuple[str, str, list[str]]:
-    """(distribution, module, qualnames) of the --target options: one module of one distribution."""
-    parsed = []
+@dataclass(frozen=True)
+class Targets:
+    """The --target options: one distribution; per module, the names given (None: the whole module's fix)."""
+
+    distribution: str
+    modules: dict[str, tuple[str, ...] | None]
+
+
+def parse_targets(values: Sequence[str]) -> Targets:
+    """DIST:MODULE:NAME (a function, class, method, constant or import a module or class binds) or DIST:MODULE (every
+    statement the fix changes in the module); several modules of one distribution make one patch of several files."""
+    distributions: dict[str, str] = {}
+    modules: dict[str, list[str] | None] = {}
     for value in values:
         parts = value.split(":")
-        if len(parts) != 3 or not all(parts):
-            raise UsageError(f"--target {value!r} is not DIST:MODULE:QUALNAME (e.g. transformers:transformers.x:f).")
-        distribution, module, name = parts
+        if len(parts) not in (2, 3) or not all(parts):
+            raise UsageError(
+                f"--target {value!r} is not DIST:MODULE:NAME or DIST:MODULE (e.g. transformers:transformers.x:f)."
+            )
+        distribution, module = parts[0], parts[1]
         if not _DISTRIBUTION.fullmatch(distribution):
             raise UsageError(f"--target {value!r}: {distribution!r} is not a distribution name.")
         if not _MODULE.fullmatch(module):
             raise UsageError(f"--target {value!r}: {module!r} is not a module name (dotted, like a.b.c).")
+        distributions.setdefault(_normalised(distribution), distribution)
+        if len(parts) == 2:
+            if module in modules and modules[module] is not None:
+                raise UsageError(
+                    f"--target {value!r} carries the whole module, and another --target names one of its statements."
+                )
+            if module in modules:
+                raise UsageError("a --target is given twice.")
+            modules[module] = None
+            continue
+        name = parts[2]
         if not entry.QUALNAME.fullmatch(name):
-            raise UsageError(f"--target {value!r}: {name!r} is not a function name or Class.method.")
-        parsed.append((distribution, module, name))
-    if len({(distribution.lower(), module) for distribution, module, _ in parsed}) != 1:
-        raise UsageError("every --target must name the same distribution and module: one patch edits one file.")
-    names = [name for _, _, name in parsed]
-    if len(set(names)) != len(names):
-        raise UsageError("a --target is given twice.")
-    return parsed[0][0], parsed[0][1], names
+            raise UsageError(
+                f"--target {value!r}: {name!r} is not a name (a function, a class, a constant, Class.method)."
+            )
+        named = modules.setdefault(module, [])
+        if named is None:
+            raise UsageError(
+                f"--target {value!r} names a statement of {module}, whose whole fix another --target carries."
+            )
+        if name in named:
+            raise UsageError("a --target is given twice.")
+        named.append(name)
+    if len(distributions) != 1:
+        raise UsageError("every --target must name the same distribution: a patch changes one distribution.")
+    return Targets(
+        next(iter(distributions.values())),
+        {module: None if names is None else tuple(names) for module, names in modules.items()},
+    )
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
