@@ -226,7 +226,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Each command loads what it needs: `new` reads wheels and rewrites, which `check` never pays for.
             from hfpatch.new import command
 
-            return command.run(new_request(args), sys.stdout)
+            try:
+                return command.run(new_request(args), sys.stdout)
+            except BrokenPipeError:  # `hfpatch new ... | head`: the reader went away, the work is done
+                files.reader_gone(sys.stdout)
+                return int(ExitCode.OK)
         return _run(args)
     except HfpatchError as error:
         print(f"hfpatch: error: {error}", file=sys.stderr)

@@ -33,6 +33,8 @@ class Condition(enum.Enum):
     APPLIED = "applied"
     FIXED_UPSTREAM = "fixed-upstream"
     FIXED_OTHERWISE = "fixed-otherwise"
+    # A release the entry was not written from (outside the releases `hfpatch new` read), its file as released.
+    NOT_COVERED = "not-covered"
     EDITED = "edited"
     UNRECOGNISED = "unrecognised"
     ERROR = "error"
@@ -44,6 +46,7 @@ CHECK_EXIT = {
     Condition.APPLIED: ExitCode.OK,
     Condition.FIXED_UPSTREAM: ExitCode.OK,
     Condition.FIXED_OTHERWISE: ExitCode.OK,
+    Condition.NOT_COVERED: ExitCode.OK,
     Condition.NEEDS_PATCH: ExitCode.ACTION_NEEDED,
     Condition.DROPPED: ExitCode.ACTION_NEEDED,
     Condition.INCOMPLETE: ExitCode.ACTION_NEEDED,
@@ -66,6 +69,7 @@ _PRECEDENCE = (
     Condition.APPLIED,
     Condition.FIXED_OTHERWISE,
     Condition.FIXED_UPSTREAM,
+    Condition.NOT_COVERED,
     Condition.NOT_APPLICABLE,
 )
 
@@ -202,6 +206,9 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
     if found.verdict is Verdict.NOT_APPLICABLE:
         return Diagnosis(Condition.NOT_APPLICABLE, found.detail, notes, stale)
     if found.verdict is None:
+        uncovered = _not_covered(facts, suggest)
+        if uncovered is not None:
+            return uncovered._replace(notes=notes, stale_state=stale)
         where = next(file.path for file, verdict in verdicts if verdict.verdict is None)
         summary = f"{found.detail} (in {where}); hfpatch will not touch code it does not know"
         return Diagnosis(Condition.UNRECOGNISED, summary, notes, stale)
@@ -219,6 +226,32 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
         return Diagnosis(Condition.FIXED_UPSTREAM, f"{summary}: this patch is obsolete here", notes, stale)
     summary = f"the code is already fixed ({found.detail}), but not by hfpatch: it holds no state of it"
     return Diagnosis(Condition.FIXED_OTHERWISE, summary, notes, stale)
+
+
+def _not_covered(facts: Facts, suggest: Suggest) -> Diagnosis | None:
+    """Code the entry does not know in a release outside those it was written from, every file as the release
+    installed it (RECORD agrees): not edited, only not read. Nothing to do here; the entry can be extended."""
+    patch, installation = facts.patch, facts.installation
+    assert installation is not None
+    if patch.releases_read is None or installation.version is None or installation.record is None:
+        return None
+    oldest, newest = patch.releases_read
+    older = versions.is_older(installation.version, oldest)
+    newer = patch.fixed_in is None and versions.is_older(newest, installation.version)
+    if not (older or newer):
+        return None
+    for file in facts.files:
+        if file.source is None or file.record_line != wheelrecord.line_for(file.file, file.source):
+            return None
+    side = f"older than {oldest}" if older else f"newer than {newest}"
+    summary = (
+        f"{patch.distribution} {installation.version} is {side}, the releases {patch.id} was written from "
+        f"({oldest} to {newest}); its {'file is' if len(facts.files) == 1 else 'files are'} as released (RECORD "
+        "agrees), so hfpatch leaves it"
+    )
+    since = f"--since {installation.version}" if older else f"--until {installation.version}"
+    advice = f"to cover it, write the entry again with `hfpatch new {patch.id} ... {since} --force`"
+    return Diagnosis(Condition.NOT_COVERED, summary, advice=advice)
 
 
 def _identify(facts: Facts, file: FileFacts) -> tuple[FileFacts, classify.Classification]:

@@ -82,10 +82,13 @@ class Target(NamedTuple):
     # release); neither: at the start of its scope.
     after: str | None = None
     before: str | None = None
-    # The comment and blank lines above it in the fixed release: inserted with it, and put in place of a lead whose
-    # digest `lead_was` lists.
+    # The comment and blank lines above it in the fixed release (each ending in "\n"): inserted with it, and put in
+    # place of a lead whose digest `lead_was` lists.
     lead: str | None = None
     lead_was: tuple[str, ...] = ()
+    # The lead of the statement after it in the fixed release (`before`): what that statement gets where the
+    # insertion opens its group.
+    next_lead: str | None = None
     # Where the fixed text lies in the entry (relative, POSIX).
     fixed_file: str | None = None
     # Schema 2: digests and the fixed text are the definition dedented (hfpatch.statements.legacy_canonical).
@@ -230,7 +233,7 @@ _KEYS = {
     "the entry (schema 2)": (_HEADER - {"advisories", "releases_read"}) | _FILE,
     "a file": _FILE,
     "a target": frozenset({"name", "fixed", "delete", "insert_if_absent", "after", "before", "lead", "lead_was"})
-    | {"forms"},
+    | {"next_lead", "forms"},
     "a target (schema 2)": frozenset({"name", "fixed", "insert_if_absent", "forms"}),
     "a form": frozenset({"sha256", "verdict", "reason", "releases", "lines"}),
     "a known file": frozenset({"sha256", "verdict", "releases", "patched_sha256", "note"}),
@@ -339,19 +342,24 @@ def _target(data: Mapping[str, Any], directory: Path, legacy: bool) -> Target:
         insert_if_absent=_flag(data, "insert_if_absent"),
         after=_optional_string(data, "after"),
         before=_optional_string(data, "before"),
-        lead=_lead(data),
+        lead=_lead(data, "lead"),
+        next_lead=_lead(data, "next_lead"),
         lead_was=tuple(_digest_value(value, "lead_was") for value in _strings(data, "lead_was")),
         fixed_file=fixed_file,
         legacy=legacy,
     )
 
 
-def _lead(data: Mapping[str, Any]) -> str | None:
-    if "lead" not in data:
+def _lead(data: Mapping[str, Any], key: str) -> str | None:
+    """Comment and blank lines, each ending in a newline ("" for none)."""
+    if key not in data:
         return None
-    if not isinstance(data["lead"], str):
-        raise ValueError("lead must be a string")
-    return _text(data["lead"], "lead")
+    value = data[key]
+    if not isinstance(value, str) or (value and not value.endswith("\n")):
+        raise ValueError(f"{key} must be lines, each ending in a newline")
+    if any(line.strip() and not line.strip().startswith("#") for line in value.split("\n")):
+        raise ValueError(f"{key} must hold only comments and blank lines")
+    return _text(value, key)
 
 
 def _flag(data: Mapping[str, Any], key: str) -> bool:
@@ -582,7 +590,7 @@ def _render_target(target: Target) -> dict[str, object]:
         rendered["fixed"] = target.fixed_file
     if target.insert_if_absent:
         rendered["insert_if_absent"] = True
-    for key in ("after", "before", "lead"):
+    for key in ("after", "before", "lead", "next_lead"):
         if getattr(target, key) is not None:
             rendered[key] = getattr(target, key)
     if target.lead_was:

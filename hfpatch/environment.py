@@ -98,25 +98,32 @@ class Environment:
         return not self.installations
 
 
-def run_in(python: Python, request: dict[str, Any]) -> str:
-    """Run introspect.py's entry point in `python` and return what it printed."""
+def run_in(
+    python: Python, request: dict[str, Any], *, env: dict[str, str] | None = None, cwd: str | None = None
+) -> str:
+    """Run introspect.py's entry point in `python` and return what it printed (`env`: variables to add)."""
     if python.in_process and request["action"] == "describe":
         return json.dumps(introspect.describe(request["package"]))
     if python.in_process and request["action"] == "compile":
         introspect.compile_bytecode(request["source"], request["requests"])
         return ""
     code = Path(introspect.__file__).read_text(encoding="utf-8")
-    completed = _run([python.executable, "-c", code, json.dumps(request)], python.executable)
+    completed = _run([python.executable, "-c", code, json.dumps(request)], python.executable, env=env, cwd=cwd)
     if completed.returncode != 0:
         raise InterpreterError(f"{python.executable} failed to inspect its environment: {_last_line(completed.stderr)}")
     return completed.stdout
 
 
-def _run(command: list[str], executable: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    command: list[str], executable: str, *, env: dict[str, str] | None = None, cwd: str | None = None
+) -> subprocess.CompletedProcess[str]:
     import subprocess  # only to ask another interpreter: `hfpatch check` on its own never pays for it
 
+    environ = None if env is None else {**os.environ, **env}
     try:
-        return subprocess.run(command, capture_output=True, text=True, timeout=ANSWER_TIMEOUT, check=False)
+        return subprocess.run(
+            command, capture_output=True, text=True, timeout=ANSWER_TIMEOUT, check=False, env=environ, cwd=cwd
+        )
     except OSError as error:
         raise InterpreterError(f"cannot run {executable}: {error.strerror or error}.") from None
     except subprocess.TimeoutExpired:

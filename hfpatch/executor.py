@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 import hfpatch
-from hfpatch import bytecode, files, state, wheelrecord
+from hfpatch import bytecode, files, importcheck, state, wheelrecord
 from hfpatch.entry import Patch
 from hfpatch.environment import Installation, Python, run_in
-from hfpatch.errors import HfpatchError, InterpreterError, StateError
+from hfpatch.errors import HfpatchError, InterpreterError, StateError, UnexpectedCode
 from hfpatch.facts import Facts, FileFacts
 from hfpatch.plan import Plan, Step
 from hfpatch.state import FileChange, FileState, PatchState, Phase
@@ -274,14 +274,25 @@ def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phas
     )
     if previous is not None and phase is Phase.APPLYING and not previous.legacy:
         journal = journal._replace(applied_at=previous.applied_at)
+    notes: list[str] = []
     if phase is Phase.APPLYING:
+        changed = [plan for plan in plans if plan.after != plan.before]
+        imported = importcheck.check(
+            installation.python,
+            [
+                importcheck.Patched(plan.facts.patch_file.module, plan.facts.path, plan.before, plan.after)
+                for plan in changed
+            ],
+        )
+        if imported.refusal is not None:
+            raise UnexpectedCode(imported.refusal)
+        notes += [imported.note] if imported.note else []
         for plan in plans:
             if plan.facts.state is None or plan.facts.state.original_path:
                 # the original, saved before anything else: every later step can be undone from it
                 state.save_original(root, plan.facts.file, plan.original)
         fault_point("apply:after-backup")
     written: list[FilePlan] = []
-    notes: list[str] = []
     try:
         state.save(root, journal)
         fault_point(f"{verb}:after-state-{phase.value}")

@@ -45,6 +45,45 @@ def compile_bytecode(source: str, requests: list[dict[str, Any]]) -> None:
         )
 
 
+def import_modules(modules: list[str], replaced: dict[str, str]) -> dict[str, Any]:
+    """Import each module, the files `replaced` names (path -> a file holding the bytes to use instead) read from
+    there: what the patched modules do when the application imports them, before anything is written. Nothing is
+    written, bytecode included."""
+    import importlib.abc
+    import importlib.machinery
+    import traceback
+
+    sys.dont_write_bytecode = True
+    instead = {os.path.realpath(path): Path(data).read_bytes() for path, data in replaced.items()}
+
+    class Patched(importlib.machinery.SourceFileLoader):
+        def get_data(self, path: str) -> bytes:
+            found = instead.get(os.path.realpath(path))
+            return found if found is not None else super().get_data(path)
+
+        def get_code(self, fullname: str) -> Any:
+            path = self.get_filename(fullname)
+            if os.path.realpath(path) in instead:  # never a cached .pyc of the old bytes
+                return self.source_to_code(self.get_data(path), path)
+            return super().get_code(fullname)
+
+    class Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+            if spec is not None and spec.origin and os.path.realpath(spec.origin) in instead:
+                spec.loader = Patched(fullname, spec.origin)
+            return spec
+
+    sys.meta_path.insert(0, Finder())
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except BaseException as error:  # what the application would meet: any failure, SystemExit included
+            last = traceback.format_exception_only(type(error), error)[-1].strip()
+            return {"ok": False, "module": module, "error": last[:500]}
+    return {"ok": True}
+
+
 if __name__ == "__main__":
     import json
 
@@ -54,6 +93,8 @@ if __name__ == "__main__":
     request = json.loads(sys.argv[1])
     if request["action"] == "describe":
         print(json.dumps(describe(request["package"])))
+    elif request["action"] == "import":
+        print(json.dumps(import_modules(request["modules"], request["replaced"])))
     elif request["action"] == "source_hash":
         print(importlib.util.source_hash(Path(request["path"]).read_bytes()).hex())
     else:

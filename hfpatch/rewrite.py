@@ -150,14 +150,14 @@ def _edits(
     else:
         text = replace_with_fixed(unit, target)
     edits = [_Edit(unit.start, unit.end, tuple(statements.placed(text, parsed.newline)), order)]
-    lead = "\n".join(line.rstrip("\r\n") for line in parsed.lines[unit.lead : unit.start])
+    lead = statements.lead_of(parsed, unit)
     if target.lead is not None and statements.text_sha256(lead) in target.lead_was:
         edits.append(_Edit(unit.lead, unit.start, _lead_lines(target.lead, parsed.newline), order))
     return edits
 
 
 def _lead_lines(lead: str, newline: str) -> tuple[str, ...]:
-    return tuple(statements.placed(lead, newline)) if lead else ()
+    return tuple(statements.placed_lead(lead, newline))
 
 
 def _insertion(
@@ -169,12 +169,26 @@ def _insertion(
     if target.legacy:
         return _legacy_insertion(parsed, file, target, order)
     position = None
+    text = statements.placed(target.fixed_text, parsed.newline)
+    following = None if target.before is None else statements.find(parsed, target.before)
+    if following is not None and target.lead is not None and target.next_lead is not None:
+        # It opens the group of the statement after it (an import added above the others): here that statement's
+        # lead is the inserted one's in the fixed release, so it goes after that lead, and that statement gets the
+        # lead the fixed release gives it.
+        here = statements.lead_of(parsed, following)
+        if here == target.lead != target.next_lead:
+            # ...unless that statement is a target that puts its own lead in
+            relead = any(
+                other.name == following.key and statements.text_sha256(here) in other.lead_was for other in file.targets
+            )
+            after = () if relead else _lead_lines(target.next_lead, parsed.newline)
+            inserted[target.name] = following.start
+            return _Edit(following.start, following.start, (*text, *after), order)
     if target.after is not None:
         anchor = statements.find(parsed, target.after)
         position = anchor.end if anchor is not None else inserted.get(target.after)
-    if position is None and target.before is not None:
-        anchor = statements.find(parsed, target.before)
-        position = anchor.lead if anchor is not None else None
+    if position is None and following is not None:
+        position = following.lead
     if position is None and target.after is None and target.before is None:
         position = _start_of_scope(parsed, target.name)
     if position is None and target.before is None:  # the last of its scope in the fixed release: last here too
@@ -184,7 +198,7 @@ def _insertion(
         raise UnexpectedCode(f"{target.name} goes {where}, which {file.file} does not have")
     inserted[target.name] = position
     lead = _lead_lines(target.lead or "", parsed.newline)
-    return _Edit(position, position, (*lead, *statements.placed(target.fixed_text, parsed.newline)), order)
+    return _Edit(position, position, (*lead, *text), order)
 
 
 def _end_of_scope(parsed: statements.SourceFile, name: str) -> int | None:

@@ -308,6 +308,16 @@ def dedented(text: str) -> str:
     return f"if True:\n{text}\n" if find_indent(text) else f"{text}\n"
 
 
+def lead_of(source: SourceFile, unit: Unit) -> str:
+    """The comment and blank lines just above a unit, each ending in "\n" ("" where there are none)."""
+    return "".join(line.rstrip("\r\n") + "\n" for line in source.lines[unit.lead : unit.start])
+
+
+def placed_lead(lead: str, newline: str) -> list[str]:
+    """A lead (lines each ending in "\n") as lines of a file whose lines end in `newline`."""
+    return [line + newline for line in lead.split("\n")[:-1]]
+
+
 def placed(text: str, newline: str) -> list[str]:
     """A unit's text as lines of a file whose lines end in `newline`."""
     return [line + newline for line in text.split("\n")]

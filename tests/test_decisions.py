@@ -298,6 +298,22 @@ def unrecognised(where: Path) -> World:
     return fresh(where, module=BUGGY_MODULE.replace('", " + name', '", " + str(name)'))
 
 
+OLDER_GREET = BUGGY_MODULE.replace('", " + name', '", " + str(name)')
+
+
+def not_covered(where: Path) -> World:
+    """A release older than those the entry was written from, as it was released: nothing edited, only not read."""
+    world = fresh(where, version="0.6", module=OLDER_GREET)
+    return dataclasses.replace(world, patch=world.patch._replace(releases_read=("1.0", "2.0")))
+
+
+def unrecognised_older_and_edited(where: Path) -> World:
+    """The same release with its file edited after install (RECORD disagrees): that is code nobody knows."""
+    world = not_covered(where)
+    world.site.file.write_text(OLDER_GREET + "# edited\n", encoding="utf-8")
+    return world
+
+
 def not_python(where: Path) -> World:
     return fresh(where, module="def greet(:\n")
 
@@ -349,6 +365,7 @@ CHECK_CODE = {
     Condition.APPLIED: OK,
     Condition.FIXED_UPSTREAM: OK,
     Condition.FIXED_OTHERWISE: OK,
+    Condition.NOT_COVERED: OK,
     Condition.NEEDS_PATCH: ACTION_NEEDED,
     Condition.DROPPED: ACTION_NEEDED,
     Condition.INCOMPLETE: ACTION_NEEDED,
@@ -636,6 +653,23 @@ SCENARIOS = [
             notes="is not the original any more",
         ),
         id="edited-backup-altered",
+    ),
+    pytest.param(
+        not_covered,
+        expect(
+            Condition.NOT_COVERED,
+            "toypkg 0.6 is older than 1.0, the releases toypkg-1 was written from (1.0 to 2.0); its file is as "
+            "released (RECORD agrees), so hfpatch leaves it",
+            "to cover it, write the entry again with `hfpatch new toypkg-1 ... --since 0.6 --force`",
+            NOTHING,
+            NOTHING,
+        ),
+        id="not-covered-older-release",
+    ),
+    pytest.param(
+        unrecognised_older_and_edited,
+        expect(Condition.UNRECOGNISED, "greet matches no known form (in ", None, REFUSED, NOTHING),
+        id="unrecognised-older-release-edited",
     ),
     pytest.param(
         unrecognised,

@@ -88,6 +88,7 @@ class Change:
     after: str | None = None
     before: str | None = None
     lead_was: tuple[str, ...] = ()
+    next_lead: str | None = None
 
 
 @dataclass(frozen=True)
@@ -258,7 +259,7 @@ def _head_text(unit: statements.Unit) -> str:
 
 
 def _lead(source: statements.SourceFile, unit: statements.Unit) -> str:
-    return "\n".join(line.rstrip("\r\n") for line in source.lines[unit.lead : unit.start])
+    return statements.lead_of(source, unit)
 
 
 def _placement(
@@ -274,14 +275,16 @@ def _placement(
     siblings = statements.units(fix, scope)
     index = next(index for index, each in enumerate(siblings) if each.key == unit.key)
     after = siblings[index - 1].key if index > 0 else None
-    before = siblings[index + 1].key if index + 1 < len(siblings) else None
+    following = siblings[index + 1] if index + 1 < len(siblings) else None
+    before = following.key if following is not None else None
+    next_lead = _lead(fix, following) if following is not None else None
     lead = _lead(fix, unit)
     lead_was: tuple[str, ...] = ()
     if previous is not None and old is not None:
         was = _lead(old, previous)
         if was != lead:
             lead_was = (statements.text_sha256(was),)
-    return Change(unit.key, op, unit.kind, unit.text, unit.node, lead, after, before, lead_was)
+    return Change(unit.key, op, unit.kind, unit.text, unit.node, lead, after, before, lead_was, next_lead)
 
 
 def _deletion(unit: statements.Unit) -> Change:
@@ -609,6 +612,7 @@ def target_of(change: Change, forms: tuple[Form, ...], insert: bool = True) -> T
         before=change.before,
         lead=change.lead if change.op is not Op.DELETE else None,
         lead_was=change.lead_was,
+        next_lead=change.next_lead if change.op is not Op.DELETE else None,
     )
 
 

@@ -1,0 +1,131 @@
+"""The last line of defence: before apply writes anything, the patched modules are imported in the application's
+interpreter, their new bytes read from a scratch copy (nothing is written to the package, bytecode included). Where
+the patched modules fail to import and the originals do, apply refuses: a patch that breaks the import is no fix.
+
+Importing a module of transformers costs about a second, so only a patch that changes what runs at import pays for
+it: a statement of the module or of a class body, a decorator, a default, an annotation, or a function the module
+calls while it imports. A patch that only changes the bodies of functions nothing calls at import cannot change
+what importing does, and is not imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from hfpatch import statements
+from hfpatch.environment import Python, run_in
+from hfpatch.errors import InterpreterError, UnexpectedCode
+
+
+class Patched(NamedTuple):
+    """One file as it is and as the patch makes it."""
+
+    module: str
+    path: Path
+    before: bytes
+    after: bytes
+
+
+def changes_what_runs_at_import(before: bytes, after: bytes, what: str) -> bool:
+    """Whether the patched file runs other code than the original when it is imported. Pure."""
+    if before == after:
+        return False
+    try:
+        old, new = statements.parse(before, what), statements.parse(after, what)
+    except UnexpectedCode:
+        return True
+    if _import_time(old.tree) != _import_time(new.tree):
+        return True
+    called = _names_called_at_import(new.tree)
+    changed = {unit.key for unit in _changed_functions(old, new, "")}
+    return bool({key.rpartition(".")[2] for key in changed} & called)
+
+
+def _import_time(tree: ast.Module) -> str:
+    """The module as it runs when imported: every statement with the bodies of its functions left out (their
+    decorators, defaults and annotations kept)."""
+    stripped = _without_function_bodies(tree)
+    return ast.dump(stripped, include_attributes=False)
+
+
+def _without_function_bodies(tree: ast.Module) -> ast.Module:
+    """A copy of the module with every function's body a `pass`."""
+    copy = ast.parse(ast.unparse(tree))
+    for node in ast.walk(copy):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.body = [ast.Pass()]
+    return copy
+
+
+def _names_called_at_import(tree: ast.Module) -> set[str]:
+    """Names the module reads while it runs, outside the bodies of its functions."""
+    stripped = _without_function_bodies(tree)
+    return {node.id for node in ast.walk(stripped) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def _changed_functions(old: statements.SourceFile, new: statements.SourceFile, scope: str) -> list[statements.Unit]:
+    before = {unit.key: unit for unit in statements.units(old, scope)}
+    found = []
+    for unit in statements.units(new, scope):
+        previous = before.get(unit.key)
+        if previous is not None and previous.text == unit.text:
+            continue
+        if unit.kind == statements.CLASS:
+            found += _changed_functions(old, new, unit.key)
+        elif unit.kind == statements.FUNCTION:
+            found.append(unit)
+    return found
+
+
+class Verdict(NamedTuple):
+    refusal: str | None = None  # why the patched modules must not be written
+    note: str | None = None  # what the check could not tell
+
+
+def check(python: Python, files: Sequence[Patched]) -> Verdict:
+    """Whether the patched modules import where the originals do. Where the originals fail to import too, the
+    check says nothing of the patch, and the note says so."""
+    needed = [file for file in files if changes_what_runs_at_import(file.before, file.after, str(file.path))]
+    if not needed:
+        return Verdict()
+    modules = [file.module for file in needed]
+    with tempfile.TemporaryDirectory(prefix="hfpatch-import-") as scratch:
+        replaced = {}
+        for index, file in enumerate(needed):
+            copy = Path(scratch) / f"{index}.py"
+            copy.write_bytes(file.after)
+            replaced[str(file.path)] = str(copy)
+        patched = _import(python, modules, replaced, scratch)
+        if patched.get("ok"):
+            return Verdict()
+        original = _import(python, modules, {}, scratch)
+    if not original.get("ok"):  # the environment cannot import the module at all: nothing the patch broke
+        return Verdict(
+            note=f"{original.get('module')} does not import here, patched or not ({original.get('error')}), so the "
+            "import check could not tell anything of the patch"
+        )
+    return Verdict(
+        refusal=f"the patched {patched.get('module')} fails to import here ({patched.get('error')}) where the "
+        "original imports; nothing was changed"
+    )
+
+
+def _import(python: Python, modules: list[str], replaced: dict[str, str], scratch: str) -> dict[str, object]:
+    request = {"action": "import", "modules": modules, "replaced": replaced}
+    remote = python._replace(in_process=False)  # importing the package into hfpatch itself would run it here
+    try:
+        # From a scratch directory: not the checkout or wherever hfpatch runs, but the application's own path.
+        output = run_in(remote, request, env={"PYTHONDONTWRITEBYTECODE": "1"}, cwd=scratch)
+    except InterpreterError as error:
+        return {"ok": False, "module": modules[0], "error": str(error)}
+    lines = output.strip().splitlines()
+    try:
+        answer = json.loads(lines[-1]) if lines else {}
+    except json.JSONDecodeError:
+        answer = {}
+    return answer if isinstance(answer, dict) else {}
