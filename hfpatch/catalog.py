@@ -95,4 +95,23 @@ def select(patch_ids: Sequence[str], catalogs: Sequence[str]) -> list[Patch]:
     if unknown:
         known = ", ".join(entries) or "none"
         raise UsageError(f"no patch named {unknown[0]!r} in the catalog (it has: {known}).")
-    return [entry.load(entries[patch_id]) for patch_id in (patch_ids or list(entries))]
+    patches = [entry.load(entries[patch_id]) for patch_id in (patch_ids or list(entries))]
+    _refuse_overlaps(patches)
+    return patches
+
+
+def _refuse_overlaps(patches: Sequence[Patch]) -> None:
+    """Two patches may change one file, each its own statements; two that change one statement cannot both be
+    applied (the second would find the first's text), so they are refused together, naming both."""
+    seen: dict[tuple[str, str, str], str] = {}
+    for patch in patches:
+        distribution = patch.distribution.lower().replace("_", "-").replace(".", "-")
+        for file in patch.files:
+            for target in file.targets:
+                key = (distribution, file.file, target.name)
+                other = seen.setdefault(key, patch.id)
+                if other != patch.id:
+                    raise CatalogError(
+                        f"{other} and {patch.id} both change {target.name} in {file.file}: of two patches of one "
+                        "statement only one can be applied; leave one out with --patch, or remove one entry."
+                    )

@@ -60,6 +60,16 @@ def _entry_names_no_version(site: Site, tmp: Path) -> tuple[list[str], str]:
     return ["check"], f"{path} is not a valid patch entry: fixed_in 'next' is not a version (PEP 440)"
 
 
+def _two_patches_of_one_statement(site: Site, tmp: Path) -> tuple[list[str], str]:
+    import shutil
+
+    shutil.copytree(site.team_catalog / PATCH_ID, tmp / "another" / "toypkg-2")
+    path = tmp / "another" / "toypkg-2" / "patch.json"
+    path.write_text(path.read_text().replace(f'"id": "{PATCH_ID}"', '"id": "toypkg-2"'))
+    command = ["check", "--catalog", str(tmp / "another"), "--patch", PATCH_ID, "--patch", "toypkg-2"]
+    return command, "toypkg-1 and toypkg-2 both change greet in toypkg/core.py: of two patches of one statement"
+
+
 def _duplicate_id(site: Site, tmp: Path) -> tuple[list[str], str]:
     write_catalog(tmp / "another")
     return ["check", "--catalog", str(tmp / "another")], f"two patches are named {PATCH_ID}"
@@ -108,6 +118,7 @@ ENVIRONMENT_ERRORS = [
     pytest.param(_entry_not_json, id="entry-not-json"),
     pytest.param(_entry_names_no_version, id="entry-names-no-version"),
     pytest.param(_duplicate_id, id="duplicate-id"),
+    pytest.param(_two_patches_of_one_statement, id="two-patches-of-one-statement"),
     pytest.param(
         _fixed(["check", "--no-such-option"], "unrecognized arguments: --no-such-option"), id="unknown-option"
     ),
