@@ -92,6 +92,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 NEW_EPILOG = """\
+where the fixed text comes from: one of
+  --fixed-in V     release V's wheel (from the index, or --find-links)
+  --fixed-from P   a wheel or a source tree P (an unreleased build); with
+                   --fixed-in V too, V is the release with the fix upstream
+  --from-edits D   the files you edited in the installed distribution D
+
 which releases are read:
   by default, --fixed-in, the newest release, and every release before --fixed-in
   back to the first that defines a target (with the one before it, which shows
@@ -129,14 +135,26 @@ def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_optio
         dest="targets",
         action="append",
         default=[],
-        required=True,
         metavar="DIST:MODULE[:NAME]",
         help="what the fix changes: a name the module or a class binds (a function, a method Class.method, a class, "
         "a constant, an import), e.g. transformers:transformers.dynamic_module_utils:_compute_local_source_files_hash, "
         "or DIST:MODULE for every statement the fix changes in the module (repeatable; several modules of one "
-        "distribution make one patch of several files)",
+        "distribution make one patch of several files; with --from-edits, every edited file by default)",
     )
-    parser.add_argument("--fixed-in", required=True, metavar="VERSION", help="the first release with the fix")
+    parser.add_argument("--fixed-in", metavar="VERSION", help="the first release with the fix (its wheel is the fix)")
+    parser.add_argument(
+        "--fixed-from",
+        metavar="PATH",
+        help="the fix from a wheel (pip wheel --no-deps git+URL@SHA) or a source tree whose version need not be on "
+        "the index; --fixed-in then names the release that has the fix upstream, if any",
+    )
+    parser.add_argument(
+        "--from-edits",
+        metavar="DIST",
+        help="the fix is what you edited in the installed DIST (of --python, or hfpatch's own interpreter): the "
+        "edited environment ends with the entry applied",
+    )
+    parser.add_argument("--python", metavar="PATH", help="the interpreter whose edits --from-edits reads")
     parser.add_argument("--catalog", required=True, metavar="DIR", help="the catalog to write DIR/PATCH_ID into")
     parser.add_argument("--find-links", metavar="DIR", help="read only the wheels in DIR (no network, no pip)")
     parser.add_argument(
@@ -300,6 +318,9 @@ def new_request(args: argparse.Namespace) -> Request:
         targets=tuple(args.targets),
         fixed_in=args.fixed_in,
         catalog=args.catalog,
+        fixed_from=args.fixed_from,
+        from_edits=args.from_edits,
+        python=args.python,
         find_links=args.find_links,
         cache=args.cache,
         upstream=args.upstream,

@@ -219,13 +219,28 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
         return Diagnosis(Condition.INCOMPLETE, summary, notes, stale, lagging="stale bytecode", advice=advice)
     # A file the catalog lists as fixed in this very release needs no version arithmetic (nor packaging's import).
     version = installation.version
-    if patch.fixed_in is not None and (version in found.released_in or versions.is_at_least(version, patch.fixed_in)):
-        summary = f"{patch.distribution} {version} has the upstream fix ({patch.upstream}, in {patch.fixed_in})"
+    upstream = version in found.released_in or (
+        versions.is_at_least(version, patch.fixed_in) if patch.fixed_in is not None else _pristine(facts)
+    )
+    if upstream:
+        since = f", in {patch.fixed_in}" if patch.fixed_in is not None else ""
+        summary = f"{patch.distribution} {version} has the upstream fix ({patch.upstream}{since})"
         # Obsolete for this patch only: whether the apply step is dead is the environment's question (check
         # --fail-on-obsolete), since another patch of the catalog may still need it.
         return Diagnosis(Condition.FIXED_UPSTREAM, f"{summary}: this patch is obsolete here", notes, stale)
     summary = f"the code is already fixed ({found.detail}), but not by hfpatch: it holds no state of it"
     return Diagnosis(Condition.FIXED_OTHERWISE, summary, notes, stale)
+
+
+def _pristine(facts: Facts) -> bool:
+    """Every file is as the release installed it (RECORD agrees): a released fix, where no release is named."""
+    installation = facts.installation
+    if installation is None or installation.record is None:
+        return False
+    return all(
+        file.source is not None and file.record_line == wheelrecord.line_for(file.file, file.source)
+        for file in facts.files
+    )
 
 
 def _not_covered(facts: Facts, suggest: Suggest) -> Diagnosis | None:

@@ -219,6 +219,42 @@ def execute(plan: Plan, facts: Facts, lookup: Lookup = no_lookup) -> tuple[str, 
     return tuple(notes)
 
 
+def adopt(patch: Patch, python: Python, installation: Installation, originals: dict[str, bytes]) -> list[str]:
+    """Make hfpatch's state of files the user edited (what `hfpatch new --from-edits` carried): as if the patch had
+    been applied to the release, whose bytes are the originals. The files are not written; their RECORD lines and
+    bytecode are brought in line, as apply does."""
+    from hfpatch.facts import gather
+
+    with files.locked(state.lock_file(installation.root), LOCK_TIMEOUT):
+        facts = gather(patch, python, installation)
+        if facts.state is not None or any(file.state is not None for file in facts.files):
+            raise StateError(f"hfpatch already holds a state of {patch.id} or its files in {installation.root}.")
+        plans = []
+        for file in facts.files:
+            assert file.source is not None
+            original = originals[file.file]
+            # RECORD lists the released bytes (the edit did not change it): that line is the one to restore.
+            before = file.record_line
+            plan = FilePlan(file._replace(source=original), original, original, file.source, None, None)
+            plans.append(
+                plan._replace(
+                    state=FileState(
+                        schema=state.SCHEMA,
+                        file=file.file,
+                        distribution=patch.distribution,
+                        version=installation.version,
+                        dist_info=facts.dist_info_name,
+                        original_sha256=_sha256(original),
+                        record_line_before=before,
+                        patches=(patch.id,),
+                        sha256=_sha256(file.source),
+                    ),
+                    record_line=None if before is None else wheelrecord.line_for(file.file, file.source),
+                )
+            )
+        return _drive(facts, installation, plans, Phase.APPLYING)
+
+
 def _forgotten(file: FileFacts) -> FileFacts:
     return file._replace(state=None, original=None, original_error=None, leftover=False)
 

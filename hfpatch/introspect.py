@@ -31,6 +31,23 @@ def describe(package: str) -> dict[str, Any]:
     }
 
 
+def distribution(name: str) -> dict[str, Any]:
+    """Where the interpreter's copy of a distribution lies: its version, its dist-info, the directory it is in."""
+    import importlib.metadata
+
+    try:
+        found = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return {"found": False}
+    dist_info = getattr(found, "_path", None)  # PathDistribution's; every installer's metadata is one
+    return {
+        "found": True,
+        "version": found.version,
+        "dist_info": None if dist_info is None else str(dist_info),
+        "root": str(found.locate_file("")),
+    }
+
+
 def compile_bytecode(source: str, requests: list[dict[str, Any]]) -> None:
     """Write .pyc files for `source`, each at the optimisation level and invalidation mode asked for."""
     import py_compile
@@ -93,6 +110,8 @@ if __name__ == "__main__":
     request = json.loads(sys.argv[1])
     if request["action"] == "describe":
         print(json.dumps(describe(request["package"])))
+    elif request["action"] == "distribution":
+        print(json.dumps(distribution(request["name"])))
     elif request["action"] == "import":
         print(json.dumps(import_modules(request["modules"], request["replaced"])))
     elif request["action"] == "source_hash":

@@ -473,10 +473,15 @@ def test_main_in_process_acts_on_the_interpreter_given_with_python(
 
 
 def _with_an_old_patch(site: Site) -> None:
-    """A second entry for toypkg whose fix shipped in 0.9: obsolete on every release the site can hold."""
+    """A second entry for toypkg, of another statement, whose fix shipped in 0.9: obsolete on every release the site
+    can hold."""
     old = site.team_catalog / "toypkg-old"
-    shutil.copytree(site.team_catalog / PATCH_ID, old)
+    (old / "fixed").mkdir(parents=True)
+    (old / "fixed" / "shout.py").write_text("def shout(self, name):\n    return greet(name).upper()\n")
+    target = {"name": "Greeter.shout", "fixed": "fixed/shout.py", "forms": []}
     data = {**entry_data(), "id": "toypkg-old", "fixed_in": "0.9", "first_defined_in": "0.1"}
+    data.update(targets=[target], known_files=[])
+    data.pop("probe")
     (old / "patch.json").write_text(json.dumps(data), encoding="utf-8")
 
 

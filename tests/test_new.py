@@ -283,7 +283,8 @@ def test_what_root_writes_into_a_users_catalog_belongs_to_that_user(new: NewRun,
     }
 
 
-def test_an_existing_entry_is_refused_unless_forced_and_then_replaced_whole(new: NewRun, tmp_path: Path) -> None:
+def test_an_existing_entry_is_refused_unless_forced_and_then_written_anew(new: NewRun, tmp_path: Path) -> None:
+    """What `new` wrote is written anew; what it did not write (a file left by hand) is never deleted."""
     args = ["madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0"]
     assert new(*args).code == 0
     entry = tmp_path / "catalog" / "madeup-total"
@@ -296,7 +297,7 @@ def test_an_existing_entry_is_refused_unless_forced_and_then_replaced_whole(new:
     assert (entry / "patch.json").read_bytes() == written + b"\n"
     assert new(*args, "--force").code == 0
     assert (entry / "patch.json").read_bytes() == written
-    assert not (entry / "stray.txt").exists()
+    assert (entry / "stray.txt").read_text() == "left by hand"
     assert sorted(path.name for path in (tmp_path / "catalog").iterdir()) == ["madeup-total"], "no scratch left"
 
 
@@ -352,9 +353,7 @@ def _target(name: str) -> list[str]:
         ),
         pytest.param([*TOTAL, "--fixed-in", "two"], None, "--fixed-in 'two' is not a version", id="not-a-version"),
         pytest.param([*ADD, "--fixed-in", "0.9"], None, "no release read needs the patch", id="nothing-needs-it"),
-        pytest.param(
-            [*ADD, "--fixed-in", "0.8"], None, "0.8-py3-none-any.whl has no madeup/basket.py", id="fixed-lacks-it"
-        ),
+        pytest.param([*ADD, "--fixed-in", "0.8"], None, "madeup 0.8 has no madeup/basket.py", id="fixed-lacks-it"),
         pytest.param(BOTH, _flip, f"{WHEEL_11} is corrupt", id="corrupt-wheel"),
         pytest.param(BOTH, _truncate, f"{WHEEL_11} is not a valid wheel", id="truncated-wheel"),
         pytest.param(BOTH, _stale_record, "does not match the digest its RECORD lists", id="record-mismatch"),
@@ -372,7 +371,23 @@ def _target(name: str) -> list[str]:
             [*TOTAL, *_target("madeup:madeup.core")], None, "another --target names one of its statements", id="both"
         ),
         pytest.param([*TOTAL, *TOTAL, "--fixed-in", "2.0"], None, "a --target is given twice", id="target-twice"),
-        pytest.param(["--fixed-in", "2.0"], None, "the following arguments are required: --target", id="no-target"),
+        pytest.param(
+            ["--fixed-in", "2.0"], None, "give --target DIST:MODULE[:NAME]: what the fix changes", id="no-target"
+        ),
+        pytest.param(
+            _target("madeup:madeup.core:total")[:2], None, "say where the fixed text is: --fixed-in", id="no-fix"
+        ),
+        pytest.param(
+            [*TOTAL, "--fixed-in", "2.0", "--fixed-from", "x.whl", "--from-edits", "madeup"],
+            None,
+            "give one of --fixed-from PATH and --from-edits DIST",
+            id="two-sources",
+        ),
+        pytest.param(
+            [*TOTAL, "--fixed-from", "nowhere.whl"], None, "--fixed-from nowhere.whl is neither a wheel", id="no-such"
+        ),
+        pytest.param([*TOTAL, "--fixed-in", "2.0", "--python", "python3"], None, "give it with --from-edits", id="py"),
+        pytest.param([*TOTAL, "--fixed-in", "2.05"], None, "(the nearest: 2.0, 2.0.1, 2.1", id="nearest-releases"),
     ],
 )
 def test_bad_input_is_one_error_line_and_writes_nothing(

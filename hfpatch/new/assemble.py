@@ -153,7 +153,7 @@ def author(
         files=tuple(PatchFile(fix.module, fix.file, targets[fix.file]) for fix in fixes),
         releases_read=(read[0], read[-1]) if read else None,
     )
-    known, known_notes, refusal = _known_files(draft, fixes, judged, releases)
+    known, known_notes, refusal = _known_files(draft, fixes, judged, releases, fixed)
     if refusal:
         return Authoring(tuple(fixes), rows, None, refusal=refusal)
     patch = draft._replace(files=tuple(file._replace(known_files=known[file.file]) for file in draft.files))
@@ -503,7 +503,7 @@ def _first_defined_in(judged: Mapping[str, _Release]) -> str | None:
 
 
 def _known_files(
-    draft: Patch, fixes: Sequence[FileFix], judged: Mapping[str, _Release], releases: Texts
+    draft: Patch, fixes: Sequence[FileFix], judged: Mapping[str, _Release], releases: Texts, fixed: Fixed
 ) -> tuple[dict[str, tuple[KnownFile, ...]], list[str], str]:
     known: dict[str, tuple[KnownFile, ...]] = {}
     notes: list[str] = []
@@ -526,7 +526,6 @@ def _known_files(
                     ),
                 )
             by_digest.setdefault(digest, (verdict, []))[1].append(release)
-        fix_digest = None
         files: list[KnownFile] = []
         for digest, (verdict, listed) in by_digest.items():
             patched = None
@@ -541,11 +540,12 @@ def _known_files(
                 if drafted is not None and drafted != patched_bytes:
                     raise AuthoringError(f"the entry patches {listed[0]} otherwise than judged (a bug in hfpatch new).")
                 patched = hashlib.sha256(patched_bytes).hexdigest()
-                fix_digest = fix_digest or _fix_digest(draft, file, releases)
+                fix_text = fixed.texts.get(file.file)
+                fix_digest = None if fix_text is None else hashlib.sha256(fix_text).hexdigest()
                 if patched == fix_digest:
                     what = "file" if len(draft.files) == 1 else file.file
                     notes.append(
-                        f"patched, the {release_span(listed)} {what} is the {draft.fixed_in} file byte for byte"
+                        f"patched, the {release_span(listed)} {what} is {_the(fixed.label)} file byte for byte"
                     )
             files.append(KnownFile(digest, tuple(listed), verdict, patched))
         known[file.file] = tuple(files)
@@ -559,9 +559,9 @@ def _file_verdict(outcome: _Release, file: str) -> Verdict | None:
     return found.verdict if found is not Judged.ABSENT else None
 
 
-def _fix_digest(draft: Patch, file: PatchFile, releases: Texts) -> str | None:
-    text = None if draft.fixed_in is None else releases.get(draft.fixed_in, {}).get(file.file)
-    return None if text is None else hashlib.sha256(text).hexdigest()
+def _the(label: str) -> str:
+    """'the 2.0' for a release's label ("madeup 2.0"), the label itself for a build or an edit."""
+    return label if label.startswith("the ") else f"the {label.rpartition(' ')[2]}"
 
 
 def _patched_with(text: bytes, patch: Patch, file: PatchFile) -> bytes:

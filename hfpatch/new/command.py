@@ -10,17 +10,19 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from hfpatch import catalog, entry, files, statements
 from hfpatch.entry import Patch, release_span
-from hfpatch.errors import AuthoringError, UnexpectedCode, UsageError
-from hfpatch.new import wheels
+from hfpatch.environment import resolve_python
+from hfpatch.errors import AuthoringError, HfpatchError, UnexpectedCode, UsageError
+from hfpatch.new import sources, wheels
 from hfpatch.new.assemble import Authoring, Fixed, Missing, Wanted, author, dependencies, understand
 from hfpatch.new.judge import Judged
 from hfpatch.new.request import Request, Targets, check_id, parse_targets, version_option
@@ -66,11 +68,6 @@ class _Reading:
         self.unavailable = {release: why for release, why in self.unavailable.items() if Version(release) >= version}
 
 
-def _locate_file(path: Path, module: str) -> str | None:
-    with wheels.Wheel(path) as wheel:
-        return next((candidate for candidate in wheels.module_paths(module) if wheel.has(candidate)), None)
-
-
 def _defines_any(texts: dict[str, bytes | None], keys: dict[str, list[str]], release: str) -> bool:
     """Whether a release has any statement the fix changes: the walk back to the first release stops where none is."""
     for path, wanted in keys.items():
@@ -99,17 +96,51 @@ def _walk_back(reading: _Reading, older: Sequence[Version], keys: dict[str, list
                 return
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What the command line asks for, checked: the distribution, the fix's source, which releases are which."""
+
+    distribution: str
+    targets: Targets | None
+    fixed_in: Version | None
+    since: Version | None
+    until: Version | None
+    named: tuple[Version, ...]
+
+
+def _plan(args: Request) -> _Plan:
+    given = [
+        option for option, value in (("--fixed-from", args.fixed_from), ("--from-edits", args.from_edits)) if value
+    ]
+    if len(given) > 1:
+        raise UsageError("give one of --fixed-from PATH and --from-edits DIST: the fixed text comes from one place.")
+    if not given and args.fixed_in is None:
+        raise UsageError(
+            "say where the fixed text is: --fixed-in VERSION (a release), --fixed-from PATH (a wheel or a source tree "
+            "of a build) or --from-edits DIST (what you edited in the installed distribution)."
+        )
+    if args.python is not None and args.from_edits is None:
+        raise UsageError("--python says whose edits --from-edits reads; give it with --from-edits DIST.")
+    targets = parse_targets(args.targets) if args.targets else None
+    if targets is None and args.from_edits is None:
+        raise UsageError("give --target DIST:MODULE[:NAME]: what the fix changes (the edits say it for --from-edits).")
+    distribution = targets.distribution if targets is not None else str(args.from_edits)
+    if args.from_edits and canonicalize_name(args.from_edits) != canonicalize_name(distribution):
+        raise UsageError(f"--from-edits {args.from_edits} and --target {distribution}: one distribution, please.")
+    fixed_in = None if args.fixed_in is None else version_option(args.fixed_in, "--fixed-in")
+    since = None if args.since is None else version_option(args.since, "--since")
+    until = None if args.until is None else version_option(args.until, "--until")
+    named = tuple(version_option(release, "--release") for release in args.releases)
+    if since is not None and fixed_in is not None and since > fixed_in:
+        raise UsageError(f"--since {since} is after --fixed-in {fixed_in}.")
+    return _Plan(distribution, targets, fixed_in, since, until, named)
+
+
 def run(args: Request, out: TextIO) -> int:
     """`hfpatch new`; raises HfpatchError (exit 2, nothing written) where it cannot write the entry."""
     patch_id = check_id(args.patch_id)
-    targets = parse_targets(args.targets)
-    distribution = targets.distribution
-    fixed = version_option(args.fixed_in, "--fixed-in")
-    since = None if args.since is None else version_option(args.since, "--since")
-    until = None if args.until is None else version_option(args.until, "--until")
-    named = [version_option(release, "--release") for release in args.releases]
-    if since is not None and since > fixed:
-        raise UsageError(f"--since {since} is after --fixed-in {fixed}.")
+    asked = _plan(args)
+    distribution = asked.distribution
     catalog_dir = Path(args.catalog)
     destination = catalog_dir / patch_id
     if catalog_dir.exists() and not catalog_dir.is_dir():
@@ -117,7 +148,17 @@ def run(args: Request, out: TextIO) -> int:
     if (destination.exists() or destination.is_symlink()) and not args.force:
         raise UsageError(f"{destination} exists; give --force to replace it, or choose another PATCH_ID.")
 
-    pre = args.pre or fixed.is_prerelease
+    fixed = asked.fixed_in
+    edits: sources.EditsSource | None = None
+    fix_source: sources.FixSource | None = None
+    if args.from_edits:
+        edits = sources.EditsSource(resolve_python(args.python), args.from_edits)
+        fix_source = edits
+    elif args.fixed_from:
+        assert asked.targets is not None
+        package = next(iter(asked.targets.modules)).split(".")[0]
+        fix_source = sources.fixed_from(Path(args.fixed_from), distribution, package)
+    pre = args.pre or (fixed is not None and fixed.is_prerelease)
     source: wheels.Releases
     if args.find_links:
         source = wheels.FindLinks(Path(args.find_links), distribution)
@@ -127,53 +168,80 @@ def run(args: Request, out: TextIO) -> int:
     if not listed:
         raise AuthoringError(f"no wheel of {distribution} in {source.where}; is the name right?")
     versions = sorted(
-        {version for version in listed if pre or not version.is_prerelease or version == fixed} | set(named)
+        {version for version in listed if pre or not version.is_prerelease or version == fixed} | set(asked.named)
     )
-    if fixed not in versions:
-        near = ", ".join(str(version) for version in versions[-8:])
-        raise UsageError(f"--fixed-in {fixed} is not a release of {distribution} in {source.where} (newest: {near}).")
+    # What the fix is read against, and which releases come after it.
+    if edits is not None:
+        before_the_fix = edits.version
+        if before_the_fix not in versions:
+            raise AuthoringError(
+                f"{distribution} {before_the_fix}, the release your edit was made on, has no wheel in {source.where}: "
+                "hfpatch reads the edit against that release's files."
+            )
+        pivot: Version | None = before_the_fix
+    elif fix_source is not None:
+        pivot = fix_source.version
+    else:
+        assert fixed is not None
+        if fixed not in versions:
+            raise UsageError(
+                f"--fixed-in {fixed} is not a release of {distribution} in {source.where} (the nearest: "
+                f"{', '.join(str(version) for version in _nearest(versions, fixed))})."
+            )
+        pivot = fixed
+    after = fixed if fixed is not None else pivot
+    newer = [version for version in versions if after is not None and version > after]
+    # The release a build or an edit says it is (4.57.6, 4.57.6+local) is what it was made on: the fix is read
+    # against it. A release's fix is read against the release before it.
+    made_on = fix_source is not None
+    older = [version for version in versions if pivot is None or version < pivot or (made_on and version == pivot)]
 
     reading = _Reading(source)
-    newer = [version for version in versions if version > fixed]
-    older = [version for version in versions if version < fixed]
-    # The newest release is read in every default run: fetched beside the fixed one, pip's waits overlap.
-    fetched = source.fetch([fixed, *newer[-1:], *older[-1:]])[fixed]
-    if fetched.path is None:
-        raise AuthoringError(f"cannot read {distribution} {fixed} (the --fixed-in release): {fetched.why_not}.")
-    wanted = _wanted(fetched.path, targets, distribution, fixed)
+    if fix_source is None:
+        assert fixed is not None
+        fetched = source.fetch([fixed, *newer[-1:], *older[-1:]])[fixed]
+        if fetched.path is None:
+            raise AuthoringError(f"cannot read {distribution} {fixed} (the --fixed-in release): {fetched.why_not}.")
+        fix_source = sources.WheelSource(fetched.path, distribution, label=f"{distribution} {fixed}")
+    wanted = _wanted(fix_source, asked.targets, edits, distribution)
     reading.paths = {want.file for want in wanted}
-    reading.read([fixed, *older[-1:]])
-    header = _header(args, patch_id, distribution, wanted, str(fixed))
-    fix = Fixed(
-        {path: text for path, text in reading.texts[str(fixed)].items() if text is not None},
-        f"{distribution} {fixed}",
-        _newest_with(reading, older, wanted),
-    )
+    baseline = older[-1:] if older else []
+    reading.read([*baseline, *([fixed] if fixed in versions else [])])
+    header = _header(args, patch_id, distribution, wanted, fixed, fix_source)
+    before = str(baseline[0]) if baseline and str(baseline[0]) in reading.texts else None
+    fix_texts = fix_source.read(reading.paths)
+    _readable(fix_texts, fix_source, edits)
+    fix = Fixed({path: text for path, text in fix_texts.items() if text is not None}, fix_source.label, before)
+    if edits is not None:
+        _edits_carried(fix, reading.texts[str(edits.version)])
     fixes = understand(header, wanted, fix, reading.texts)  # before reading everything else
-    modules = _modules(fetched.path, dependencies(fixes, fix, header.package))
+    modules = {}
+    for module, _ in dependencies(fixes, fix, header.package).items():
+        path = fix_source.locate(module)
+        if path is not None:
+            modules[module] = path
     reading.more(modules.values())
-    fix = Fixed(
-        {path: text for path, text in reading.texts[str(fixed)].items() if text is not None}, fix.label, fix.before
-    )
+    more = fix_source.read(modules.values())
+    fix = Fixed({**fix.texts, **{path: text for path, text in more.items() if text is not None}}, fix.label, before)
 
     if args.all_releases:
         reading.read(newer)
-    elif until is not None:
-        reading.read([version for version in newer if version <= until])
+    elif asked.until is not None:
+        reading.read([version for version in newer if version <= asked.until])
     elif newer:
         reading.read([newer[-1]])
-    if since is not None:
-        reading.read([version for version in older if version >= since])
+    if asked.since is not None:
+        reading.read([version for version in older if version >= asked.since])
     else:
         keys = {fix_file.file: [change.key for change in fix_file.changes] for fix_file in fixes}
         _walk_back(reading, older[::-1], keys)
-    reading.read([version for version in named if str(version) not in reading.texts])
+    reading.read([version for version in asked.named if str(version) not in reading.texts])
 
     authoring = author(header, fixes, fix, reading.texts, reading.unavailable, modules)
     where = ", ".join(f"{want.module} ({want.file})" for want in wanted)
     print(f"{distribution} {where}, {len(authoring.rows)} releases from {source.where}:", file=out)
     print(render_table(authoring), file=out)
-    for note in authoring.notes:
+    for note in _shown_notes(authoring, versions):
         print(f"note: {note}", file=out)
     if authoring.missing or authoring.unsafe:
         for line in _not_safe(header, authoring):
@@ -186,9 +254,13 @@ def run(args: Request, out: TextIO) -> int:
             "no release read needs the patch: each has the fix, lacks the targets, or cannot take the fix (see the "
             "table); nothing written."
         )
-    about = _about(header, authoring, source.where)
-    patch = entry.with_fixed_files(authoring.patch._replace(about=about))
-    written = write_entry(catalog_dir, patch, force=args.force)
+    if edits is not None:
+        _carries_the_edit(authoring.patch, fix, reading.texts[str(edits.version)])
+    previous = _previous(destination) if args.force else None
+    about = _about(header, authoring, source.where, fix_source)
+    placed = authoring.patch._replace(about=about, directory=destination)
+    patch = entry.with_fixed_files(_kept(placed, previous, args))
+    written = write_entry(catalog_dir, patch, force=args.force, previous=previous)
     forms = sum(len(target.forms) for file in patch.files for target in file.targets)
     target_count = sum(len(file.targets) for file in patch.files)
     on_disk = sum(1 for path in written.rglob("*") if path.is_file())
@@ -203,6 +275,8 @@ def run(args: Request, out: TextIO) -> int:
             "rename this one to use it beside the built-in catalog.",
             file=out,
         )
+    if edits is not None:
+        _adopt(entry.load(written), edits, reading.texts[str(edits.version)], out)
     print(
         f'no probe: `hfpatch verify` reports "no probe" for {patch_id}. To add one, write {written}/probe.py, a '
         "script run in the application's interpreter whose last stdout line is JSON with ok, bug, error_type, "
@@ -213,49 +287,93 @@ def run(args: Request, out: TextIO) -> int:
     return 0
 
 
-def _wanted(wheel: Path, targets: Targets, distribution: str, fixed: Version) -> list[Wanted]:
+def _nearest(versions: Sequence[Version], wanted: Version) -> list[Version]:
+    """The releases either side of a version that is none: what was meant, most likely."""
+    below = [version for version in versions if version < wanted][-3:]
+    above = [version for version in versions if version > wanted][:3]
+    return [*below, *above] or list(versions[-6:])
+
+
+def _readable(texts: dict[str, bytes | None], fix_source: sources.FixSource, edits: sources.EditsSource | None) -> None:
+    for path, text in texts.items():
+        if text is None:
+            raise AuthoringError(f"{fix_source.label} has no {path}.")
+        if edits is not None:
+            edits.check_python(path, text)
+
+
+def _wanted(
+    fix_source: sources.FixSource, targets: Targets | None, edits: sources.EditsSource | None, distribution: str
+) -> list[Wanted]:
+    """The files the fix changes: those the targets name, or every file the user edited."""
+    if targets is None:
+        assert edits is not None
+        edited = edits.edited()
+        if not edited:
+            raise UsageError(
+                f"{distribution} {edits.version} in {edits.python.executable} has no file edited (every .py file is "
+                "as its RECORD lists it): nothing to carry."
+            )
+        return [Wanted(edits.module_of(path), path, None) for path in edited]
     wanted = []
     for module, names in targets.modules.items():
-        path = _locate_file(wheel, module)
+        path = fix_source.locate(module)
         if path is None:
             paths = " or ".join(wheels.module_paths(module))
-            raise AuthoringError(f"{wheel.name} has no {paths}: is {module} a module of {distribution} {fixed}?")
+            raise AuthoringError(f"{fix_source.label} has no {paths}: is {module} a module of {distribution}?")
         wanted.append(Wanted(module, path, names))
     return wanted
 
 
-def _newest_with(reading: _Reading, older: Sequence[Version], wanted: Sequence[Wanted]) -> str | None:
-    """The release before the fix that the fix is read against: the newest one read (None: there is none)."""
-    if not older:
-        return None
-    newest = str(older[-1])
-    return newest if newest in reading.texts else None
+def _relative(patch: Patch, directory: Path) -> Patch:
+    """The entry as it reads wherever it lies: its probe and transform by their names inside it."""
+
+    def inside(path: Path | None) -> Path | None:
+        return None if path is None else path.resolve().relative_to(directory.resolve())
+
+    return patch._replace(directory=Path(patch.id), probe=inside(patch.probe), transform=inside(patch.transform))
 
 
-def _modules(wheel: Path, imported: dict[str, str]) -> dict[str, str]:
-    """Where each module the fix calls into lies in the fixed wheel (module -> path)."""
-    found = {}
-    for module in imported:
-        path = _locate_file(wheel, module)
-        if path is not None:
-            found[module] = path
-    return found
+def _leaving(top: Path, written: set[str]) -> Callable[[str, list[str]], set[str]]:
+    """copytree's ignore: the files `new` wrote before (it writes them anew), nothing else."""
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        relative = Path(directory).relative_to(top)
+        return {name for name in names if (relative / name).as_posix().removeprefix("./") in written}
+
+    return ignore
+
+
+def _prune_empty(directory: Path) -> None:
+    for path in sorted(directory.rglob("*"), key=lambda path: len(path.parts), reverse=True):
+        if path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
 
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _header(args: Request, patch_id: str, distribution: str, wanted: Sequence[Wanted], fixed: str) -> Patch:
+def _header(
+    args: Request,
+    patch_id: str,
+    distribution: str,
+    wanted: Sequence[Wanted],
+    fixed: Version | None,
+    fix_source: sources.FixSource,
+) -> Patch:
     """The entry without files, for the core to fill in."""
-    url = args.upstream or f"https://pypi.org/project/{distribution}/{fixed}/"
+    where = f"{distribution}/{fixed}/" if fixed is not None else f"{distribution}/"
+    url = args.upstream or f"https://pypi.org/project/{where}"
     pull = _PULL.fullmatch(url)
     # What messages call the fix ("the bug <upstream> fixed in <fixed_in>"): owner/repo#N, the URL, or the id.
     upstream = f"{pull[1]}#{pull[2]}" if pull else url if args.upstream else patch_id
     what = "; ".join(
         f"{', '.join(want.names)} in {want.module}" if want.names else f"the fix of {want.module}" for want in wanted
     )
-    title = args.title or f"{what}, as fixed in {distribution} {fixed}"
+    title = args.title or (
+        f"{what}, as fixed in {distribution} {fixed}" if fixed else f"{what}, from {fix_source.label}"
+    )
     placeholder = entry.PatchFile(wanted[0].module, wanted[0].file, ())
     return Patch(
         id=patch_id,
@@ -263,7 +381,7 @@ def _header(args: Request, patch_id: str, distribution: str, wanted: Sequence[Wa
         upstream=upstream,
         url=url,
         distribution=distribution,
-        fixed_in=fixed,
+        fixed_in=None if fixed is None else str(fixed),
         first_defined_in=None,
         files=(placeholder,),
         directory=Path(patch_id),
@@ -299,17 +417,128 @@ def _missing(header: Patch, item: Missing) -> str:
     )
 
 
-def _about(header: Patch, authoring: Authoring, where: str) -> tuple[str, ...]:
+def _about(header: Patch, authoring: Authoring, where: str, fix_source: sources.FixSource) -> tuple[str, ...]:
     releases = [row.release for row in authoring.rows if row.verdict is not Judged.SKIPPED]
-    return (
+    lines = [
         f"{header.title}: {header.upstream}, as data.",
         f"Written by `hfpatch new` from the wheels of {header.distribution} {release_span(releases)} ({where}).",
-        'No probe yet: add probe.py and "probe": "probe.py" for `hfpatch verify`.',
+    ]
+    if not isinstance(fix_source, sources.WheelSource) or not fix_source.label.startswith(header.distribution):
+        lines.append(f"The fixed text is {fix_source.label}'s{'' if header.fixed_in else '; no release has it yet'}.")
+    lines.append('No probe yet: add probe.py and "probe": "probe.py" for `hfpatch verify`.')
+    return tuple(lines)
+
+
+def _shown_notes(authoring: Authoring, versions: Sequence[Version]) -> list[str]:
+    """The core's notes, less the one about releases older than those read where there is none."""
+    read = [row.release for row in authoring.rows if row.verdict is not Judged.SKIPPED]
+    first = str(versions[0]) if versions else None
+    return [
+        note
+        for note in authoring.notes
+        if not (note.startswith("no release read lacks the targets") and read and read[0] == first)
+    ]
+
+
+def _edits_carried(fix: Fixed, released: dict[str, bytes | None]) -> None:
+    """An edited file whose statements are all as released (the edit is a comment between them, say) has nothing
+    hfpatch can carry: refused, naming the file and the line."""
+    for path, edited in fix.texts.items():
+        original = released.get(path)
+        if original is None:
+            raise AuthoringError(f"{path} is not in the release the edit was made on: a new file is not carried.")
+        old, new = statements.parse(original, path), statements.parse(edited, path)
+        if [unit.text for unit in statements.units(old)] == [unit.text for unit in statements.units(new)]:
+            line = _first_difference(original, edited)
+            raise AuthoringError(
+                f"the edit of {path} at line {line} is outside any statement hfpatch can carry (a comment or a "
+                "blank line between statements, say); nothing written."
+            )
+
+
+def _carries_the_edit(patch: Patch, fix: Fixed, released: dict[str, bytes | None]) -> None:
+    """The entry applied to the release the edit was made on must give the edited files byte for byte; what it
+    cannot carry (a comment between statements, say) is refused, naming the file and the line."""
+    from hfpatch import rewrite
+
+    for file in patch.files:
+        original = released.get(file.file)
+        if original is None:
+            raise AuthoringError(f"{file.file} is not in the release the edit was made on: a new file is not carried.")
+        result = rewrite.patched(original, patch, file)
+        edited = fix.texts[file.file]
+        if result != edited:
+            line = _first_difference(result, edited)
+            raise AuthoringError(
+                f"the edit of {file.file} at line {line} is outside any statement hfpatch can carry (a comment or a "
+                "blank line between statements, say); nothing written."
+            )
+
+
+def _first_difference(one: bytes, other: bytes) -> int:
+    for number, (left, right) in enumerate(zip(one.splitlines(), other.splitlines(), strict=False), start=1):
+        if left != right:
+            return number
+    return min(len(one.splitlines()), len(other.splitlines())) + 1
+
+
+def _adopt(patch: Patch, edits: sources.EditsSource, released: dict[str, bytes | None], out: TextIO) -> None:
+    """The edited environment, as if the entry had been applied to the release: the released files become hfpatch's
+    originals, so that check reports the patch applied and revert puts the release back."""
+    from hfpatch import executor
+    from hfpatch.environment import Environment
+
+    environment = Environment(edits.python)
+    installation = environment.installation_of(patch)
+    if installation is None:
+        raise AuthoringError(f"{edits.python.executable} imports no {patch.package}; the edit cannot be adopted.")
+    originals = {file.file: released[file.file] or b"" for file in patch.files}
+    notes = executor.adopt(patch, edits.python, installation, originals)
+    print(
+        f"adopted the edit in {installation.root}: `hfpatch check --python {edits.python.executable} --catalog "
+        f"{patch.directory.parent}` reports {patch.id} applied, `hfpatch revert` puts {patch.distribution} "
+        f"{installation.version}'s files back",
+        file=out,
     )
+    for note in notes:
+        print(f"note: {note}", file=out)
 
 
-def write_entry(catalog_dir: Path, patch: Patch, *, force: bool) -> Path:
-    """Write the entry beside its place, read it back, then rename it in: a reader sees no entry or a whole one."""
+_DERIVED_ABOUT = ("Written by `hfpatch new`", "No probe yet", "The fixed text is ")
+
+
+def _previous(destination: Path) -> Patch | None:
+    """The entry `--force` replaces, where it loads: what its author added is kept."""
+    if not (destination / entry.ENTRY).is_file():
+        return None
+    try:
+        return entry.load(destination)
+    except HfpatchError:
+        return None  # a broken entry: its own files are still kept, its fields cannot be
+
+
+def _kept(patch: Patch, previous: Patch | None, args: Request) -> Patch:
+    """What the author added to the entry being replaced, kept: title, upstream, probe, transform, advisories and
+    their own about lines. Only what `new` derives is new."""
+    if previous is None:
+        return patch
+    kept = patch._replace(probe=previous.probe, transform=previous.transform, advisories=previous.advisories)
+    if args.title is None:
+        kept = kept._replace(title=previous.title)
+    if args.upstream is None:
+        kept = kept._replace(upstream=previous.upstream, url=previous.url)
+    own = [
+        line
+        for line in previous.about
+        if not line.startswith(_DERIVED_ABOUT) and line != f"{previous.title}: {previous.upstream}, as data."
+    ]
+    derived = [line for line in patch.about[1:] if not (previous.probe and line.startswith("No probe yet"))]
+    return kept._replace(about=(f"{kept.title}: {kept.upstream}, as data.", *derived, *own))
+
+
+def write_entry(catalog_dir: Path, patch: Patch, *, force: bool, previous: Patch | None = None) -> Path:
+    """Write the entry beside its place, read it back, then rename it in: a reader sees no entry or a whole one.
+    An entry replaced keeps every file `new` did not write (a probe, notes); those it wrote are written anew."""
     final = catalog_dir / patch.id
     files.make_directory(catalog_dir)
     try:
@@ -318,7 +547,16 @@ def write_entry(catalog_dir: Path, patch: Patch, *, force: bool) -> Path:
         raise AuthoringError(f"cannot write into {catalog_dir}: {error.strerror or error}.") from None
     try:
         staged = scratch / patch.id
-        staged.mkdir()
+        if force and final.is_dir():
+            written = {entry.ENTRY} | (
+                set()
+                if previous is None
+                else {target.fixed_file for file in previous.files for target in file.targets if target.fixed_file}
+            )
+            shutil.copytree(final, staged, symlinks=True, ignore=_leaving(final, written))
+            _prune_empty(staged)
+        else:
+            staged.mkdir()
         for file in patch.files:
             for target in file.targets:
                 if target.fixed_text is None:
@@ -329,7 +567,7 @@ def write_entry(catalog_dir: Path, patch: Patch, *, force: bool) -> Path:
                 path.write_text(target.fixed_text + "\n", encoding="utf-8")
         (staged / entry.ENTRY).write_text(entry.render(patch), encoding="utf-8")
         loaded = entry.load(staged)
-        if loaded._replace(directory=patch.directory) != patch:
+        if _relative(loaded, staged) != _relative(patch, final):
             raise AuthoringError(f"the entry read back from {staged} differs from the one written (a bug).")
         if final.exists() or final.is_symlink():
             if not force:

@@ -21,8 +21,13 @@ class Request:
 
     patch_id: str
     targets: tuple[str, ...]
-    fixed_in: str
+    fixed_in: str | None
     catalog: str
+    # Where the fixed text comes from besides a release: a wheel or source tree (--fixed-from), or the edits made to
+    # the distribution installed in an interpreter (--from-edits DIST, of --python or hfpatch's own).
+    fixed_from: str | None = None
+    from_edits: str | None = None
+    python: str | None = None
     find_links: str | None = None
     cache: str | None = None
     upstream: str | None = None
