@@ -315,11 +315,13 @@ def dependencies_view(where: Path, leave_out: set[str]) -> Path:
     """The test environment's packages without those named (and without hfpatch): what a venv's own copy of a
     distribution needs to import, without the test environment's copy, which pip would call installed already."""
     purelib = Path(sysconfig.get_paths()["purelib"])
-    view = where / "dependencies"
+    skipped = {*leave_out, "hfpatch", "_editable_impl_hfpatch"}
+    view = where / (
+        "dependencies" if not leave_out - {"transformers"} else "dependencies-" + "-".join(sorted(leave_out))
+    )
     if view.exists():
         return view
     view.mkdir()
-    skipped = {*leave_out, "hfpatch", "_editable_impl_hfpatch"}
     for installed in purelib.iterdir():
         if installed.name.split("-")[0].split(".")[0].lower() in skipped:
             continue

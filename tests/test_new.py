@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import wheelfactory as factory
 from packaging.version import Version
-from support import Completed, Venv, hfpatch, in_process, make_venv, sha256
+from support import Completed, Venv, dependencies_view, hfpatch, in_process, make_venv, run, sha256
 
 from hfpatch import catalog, classify, entry, statements
 from hfpatch.entry import Patch, Verdict
@@ -427,26 +427,34 @@ def test_an_id_that_cannot_name_a_directory_of_the_catalog_is_refused(new: NewRu
 # ------------------------------------------------------------------------------------------- through pip, offline
 
 
-def _pip_version() -> tuple[int, ...]:
-    import importlib.metadata
+def test_new_lists_the_releases_with_the_pip_a_stock_venv_has(wheels: Path, tmp_path: Path) -> None:
+    """pip before 25.1 (a stock Python 3.11 venv has 23.2) cannot list releases as JSON: `new` reads its text."""
+    import hfpatch
 
-    return tuple(int(part) for part in importlib.metadata.version("pip").split(".")[:2])
-
-
-def test_an_old_pip_is_named_as_the_reason(wheels: Path, tmp_path: Path) -> None:
-    """pip before 25.1 cannot list releases as JSON: `new` says so in one line, and what to do."""
-    if _pip_version() >= (25, 1):
-        pytest.skip("this pip lists releases as JSON; the test needs one older than 25.1")
+    venv = tmp_path / "stock"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)  # with ensurepip's own pip
+    python = str(venv / "bin" / "python")
+    pip = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, text=True, check=True).stdout
+    if tuple(int(part) for part in pip.split()[1].split(".")[:2]) >= (25, 1):
+        pytest.skip(f"this Python's ensurepip has {pip.split()[1]}, which lists releases as JSON")
+    # hfpatch and its dependencies, behind the venv's own pip: a copy of hfpatch alone on PYTHONPATH
+    code = tmp_path / "code"
+    shutil.copytree(Path(hfpatch.__file__).parent, code / "hfpatch", ignore=shutil.ignore_patterns("__pycache__"))
+    (next(venv.glob("lib/python*/site-packages")) / "_deps.pth").write_text(
+        f"{dependencies_view(tmp_path, {'transformers', 'pip'})}\n"
+    )
     env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
     env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), XDG_CACHE_HOME=str(tmp_path / "xdg"))
-    done = hfpatch("new", "madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--catalog", str(tmp_path))
-    assert done.code == 2 and "needs pip 25.1 or newer" in done.err, done.err
+    env["PYTHONPATH"] = str(code)
+    args = ["new", "madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--since", "1.2", "--catalog", str(tmp_path)]
+    done = run([python, "-m", "hfpatch", *args], env=env)
+    assert done.code == 0, done.out + done.err
+    assert list(done.table()) == ["1.2", "2.0", "2.1"]
+    assert "from the package index" in done.out
 
 
 def test_through_pip_the_wheels_are_cached_and_reused(wheels: Path, tmp_path: Path) -> None:
     """pip reads a local directory instead of the index; the second run must not need its wheels again."""
-    if _pip_version() < (25, 1):
-        pytest.skip("pip before 25.1 cannot list releases as JSON (the test dependency group asks for 25.1)")
     links = tmp_path / "links"
     shutil.copytree(wheels, links)
     env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}

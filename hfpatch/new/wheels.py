@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 
 from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name, parse_wheel_filename
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from hfpatch import wheelrecord
 from hfpatch.errors import HfpatchError
@@ -208,14 +208,12 @@ class PackageIndex(Releases):
 
     def versions(self) -> list[Version]:
         # pip lists every non-yanked release (pre-releases only with --pre), whatever files each has.
-        command = ["index", "versions", self.distribution, "--json", "--ignore-requires-python"]
-        done = _pip([*command, "--pre"] if self.pre else command)
+        command = ["index", "versions", self.distribution, "--ignore-requires-python"]
+        pre = ["--pre"] if self.pre else []
+        done = _pip([*command, "--json", *pre])
         if done.returncode != 0 and "no such option: --json" in done.stderr:
-            raise WheelError(
-                f"listing releases from the package index needs pip 25.1 or newer (`pip index versions --json`), "
-                f"and {sys.executable} has an older one: `{sys.executable} -m pip install -U pip`, or download the "
-                "wheels yourself and give --find-links DIR."
-            )
+            # pip before 25.1 (a stock Python 3.11 venv has 23.2) prints the list as a line of text instead
+            return self._from_text(_pip([*command, *pre]))
         if done.returncode != 0:
             raise WheelError(f"pip finds no release of {self.distribution} ({_last_line(done.stderr)}).")
         try:
@@ -223,6 +221,20 @@ class PackageIndex(Releases):
             return sorted(Version(version) for version in listed)
         except (IndexError, KeyError, TypeError, ValueError):
             raise WheelError(f"`pip index versions {self.distribution}` printed no list of releases.") from None
+
+    def _from_text(self, done: subprocess.CompletedProcess[str]) -> list[Version]:
+        if done.returncode != 0:
+            raise WheelError(f"pip finds no release of {self.distribution} ({_last_line(done.stderr)}).")
+        line = next((line for line in done.stdout.splitlines() if line.startswith("Available versions:")), None)
+        if line is None:
+            raise WheelError(f"`pip index versions {self.distribution}` printed no list of releases.")
+        found = []
+        for text in line.partition(":")[2].split(","):
+            try:
+                found.append(Version(text.strip()))
+            except InvalidVersion:
+                continue  # a legacy version pip lists, which no wheel of a release hfpatch reads carries
+        return sorted(found)
 
     def fetch(self, versions: Iterable[Version]) -> dict[Version, Fetched]:
         try:
