@@ -361,6 +361,10 @@ def _target(name: str) -> list[str]:
         pytest.param(
             _target("madeup:madeup.core:a.b.c"), None, "a.b.c is not defined in madeup/core.py", id="too-deep"
         ),
+        pytest.param(_target("madeup:madeup.core:totl"), None, "(did you mean total?)", id="did-you-mean"),
+        pytest.param(
+            _target("madeup:madeup.basket:Basket.ad"), None, "(did you mean Basket.add or Basket?)", id="did-you-mean-a-method"
+        ),
         pytest.param(_target("madeup:madeup.core:a:b"), None, "is not DIST:MODULE:NAME or DIST:MODULE", id="colons"),
         pytest.param(_target("madeup:madeup.core:1f"), None, "'1f' is not a name", id="not-a-name"),
         pytest.param(_target("madeup:madeup core:total"), None, "is not a module name", id="bad-module"),
@@ -473,7 +477,10 @@ def test_through_pip_the_wheels_are_cached_and_reused(wheels: Path, tmp_path: Pa
         factory.flip_byte(path, factory.CORE)
     second = hfpatch(*args, "--catalog", str(tmp_path / "second"), env=env)
     assert second.code == 0, second.err
-    assert second.out.replace("second", "first") == first.out
+    said, *rest = second.out.replace("second", "first").splitlines()
+    assert said == "reading up to 3 releases of madeup from the package index (3 in the cache)"
+    assert first.out.splitlines()[0] == "reading up to 3 releases of madeup from the package index (0 in the cache)"
+    assert rest == first.out.splitlines()[1:]
     assert (tmp_path / "second" / "madeup-total" / "patch.json").read_bytes() == (
         tmp_path / "first" / "madeup-total" / "patch.json"
     ).read_bytes()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,20 @@ class _Reading:
     paths: set[str] = field(default_factory=set)
     texts: dict[str, dict[str, bytes | None]] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
+    # Where to say how far it got (a terminal), and out of how many at most.
+    progress: TextIO | None = None
+    most: int = 0
+
+    def _said(self) -> None:
+        if self.progress is not None:
+            done = len(self.texts) + len(self.unavailable)
+            self.progress.write(f"\rread {done} of up to {self.most} releases")
+            self.progress.flush()
+
+    def done(self) -> None:
+        if self.progress is not None:
+            self.progress.write("\r" + " " * 40 + "\r")
+            self.progress.flush()
 
     def read(self, versions: Iterable[Version]) -> None:
         todo = [
@@ -50,6 +65,7 @@ class _Reading:
         for version, fetched in self.source.fetch(todo).items():
             if fetched.path is None:
                 self.unavailable[str(version)] = fetched.why_not
+                self._said()
                 continue
             with wheels.Wheel(fetched.path) as wheel:
                 if wheel.version != version:
@@ -57,6 +73,7 @@ class _Reading:
                 known = self.texts.setdefault(str(version), {})
                 for path in sorted(self.paths - set(known)):
                     known[path] = wheel.read(path)
+            self._said()
 
     def more(self, paths: Iterable[str]) -> None:
         """Read these files too, in every release read so far."""
@@ -196,7 +213,15 @@ def run(args: Request, out: TextIO) -> int:
     made_on = fix_source is not None
     older = [version for version in versions if pivot is None or version < pivot or (made_on and version == pivot)]
 
-    reading = _Reading(source)
+    candidates = _candidates(versions, newer, older, fixed, asked, args.all_releases)
+    at_hand = source.at_hand(candidates)
+    print(
+        f"reading up to {len(candidates)} releases of {distribution} from {source.where}"
+        f"{'' if isinstance(source, wheels.FindLinks) else f' ({at_hand} in the cache)'}",
+        file=out,
+        flush=True,
+    )
+    reading = _Reading(source, progress=sys.stderr if sys.stderr.isatty() else None, most=len(candidates))
     if fix_source is None:
         assert fixed is not None
         fetched = source.fetch([fixed, *newer[-1:], *older[-1:]])[fixed]
@@ -237,6 +262,7 @@ def run(args: Request, out: TextIO) -> int:
         _walk_back(reading, older[::-1], keys)
     reading.read([version for version in asked.named if str(version) not in reading.texts])
 
+    reading.done()
     authoring = author(header, fixes, fix, reading.texts, reading.unavailable, modules)
     where = ", ".join(f"{want.module} ({want.file})" for want in wanted)
     print(f"{distribution} {where}, {len(authoring.rows)} releases from {source.where}:", file=out)
@@ -285,6 +311,24 @@ def run(args: Request, out: TextIO) -> int:
         file=out,
     )
     return 0
+
+
+def _candidates(
+    versions: Sequence[Version],
+    newer: Sequence[Version],
+    older: Sequence[Version],
+    fixed: Version | None,
+    asked: _Plan,
+    all_releases: bool,
+) -> list[Version]:
+    """Every release this run may read: what is said up front, before any download."""
+    later = list(newer) if all_releases else [v for v in newer if asked.until is not None and v <= asked.until]
+    later = later or list(newer[-1:])
+    earlier = [version for version in older if asked.since is None or version >= asked.since]
+    found = {*later, *earlier, *asked.named}
+    if fixed is not None and fixed in versions:
+        found.add(fixed)
+    return sorted(found)
 
 
 def _nearest(versions: Sequence[Version], wanted: Version) -> list[Version]:

@@ -191,8 +191,10 @@ def _bound(
     if not found:
         gone = [] if old is None else statements.bound_to(old, name)
         if not gone:
+            near = difflib.get_close_matches(name, _names_in(fix), n=3, cutoff=0.7)
+            maybe = f" (did you mean {' or '.join(near)}?)" if near else ""
             raise AuthoringError(
-                f"{name} is not defined in {file} of {what}: a target is a name its module or a class binds "
+                f"{name} is not defined in {file} of {what}{maybe}: a target is a name its module or a class binds "
                 "(a function, a method, a class, a constant, an import); --target DIST:MODULE carries every "
                 "statement the fix changes in the module."
             )
@@ -204,6 +206,17 @@ def _bound(
         else:  # the same text before the fix: still the user's target (it may differ in older releases)
             changes.append(_placement(fix, unit, Op.REPLACE, scope))
     return changes
+
+
+def _names_in(source: statements.SourceFile) -> list[str]:
+    """Every name a target may be: what the module binds, and Class.name for what its classes bind."""
+    names = sorted(statements.module_names(source))
+    for unit in statements.units(source):
+        if unit.kind == statements.CLASS:
+            names += sorted(
+                f"{unit.key}.{name}" for member in statements.units(source, unit.key) for name in member.binds
+            )
+    return names
 
 
 def _differences(fix: statements.SourceFile, old: statements.SourceFile | None, scope: str) -> list[Change]:

@@ -146,6 +146,10 @@ class Releases:
     def fetch(self, versions: Iterable[Version]) -> dict[Version, Fetched]:
         raise NotImplementedError
 
+    def at_hand(self, versions: Iterable[Version]) -> int:
+        """How many of these releases' wheels are here already (no download)."""
+        raise NotImplementedError
+
 
 def _preferred(paths: Sequence[Path]) -> Path:
     """One wheel per release: the pure-Python one where there is one (the module is the same in every build)."""
@@ -191,6 +195,9 @@ class FindLinks(Releases):
             for version in versions
         }
 
+    def at_hand(self, versions: Iterable[Version]) -> int:
+        return sum(1 for version in versions if version in self._wheels)
+
 
 def default_cache() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -235,6 +242,12 @@ class PackageIndex(Releases):
             except InvalidVersion:
                 continue  # a legacy version pip lists, which no wheel of a release hfpatch reads carries
         return sorted(found)
+
+    def at_hand(self, versions: Iterable[Version]) -> int:
+        if not self.cache.is_dir():
+            return 0
+        cached = _wheels_by_version(self.cache, self.distribution)
+        return sum(1 for version in versions if version in cached)
 
     def fetch(self, versions: Iterable[Version]) -> dict[Version, Fetched]:
         try:
