@@ -112,7 +112,8 @@ which releases are read:
                   pre-release is read when named
   --pre           count pre-releases as releases
 
-the entry has no probe: `hfpatch verify` says "no probe" until you add probe.py.
+the entry's probe.py is a skeleton (an existing entry's probe is kept with --force):
+`hfpatch verify` reports it as a broken probe (exit 2) until you write it.
 
 exit codes:
   0  the entry is written

@@ -1,8 +1,10 @@
 """`hfpatch verify`: run each patch's probe with the real code in the application's interpreter.
 
-A probe is a script of the catalog entry, run with `python -c` in the application's interpreter. Its last line on stdout
-is one JSON object: `ok` (the behaviour is right), `bug` (the failure is the bug the patch fixes), `error_type`,
-`error`, and `loader_file` (the file of the patched module that the interpreter imports).
+A probe is a script of the catalog entry, run with `python -c` in the application's interpreter, in an empty scratch
+directory removed after, with Hugging Face's offline switches on and a Hugging Face home of its own. Its last line on
+stdout is one JSON object: `ok` (true: the behaviour is right), `bug` (the failure is the bug the patch fixes),
+`error_type`, `error`, and `loader_file` (the file of the patched module that the interpreter imports). A probe that
+prints no such line is broken (exit 2), whatever the code it runs: the README's "Probes" is the protocol.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,7 +43,11 @@ def verify(checked: Outcome) -> Outcome:
     if patch.probe is None:
         message = f"{patch.id} is checked by its digests only ({checked.message})"
         return _with(checked, Action.NO_PROBE, CHECK_EXIT[checked.condition], message)
-    result = _run_probe(patch.probe, facts.python)
+    try:
+        result = _run_probe(patch.probe, facts.python)
+    except ProbeBroken as broken:
+        message = f"the probe {patch.probe} is broken: {broken}; see the README's Probes for what a probe prints"
+        return _with(checked, Action.PROBE_BROKEN, ExitCode.ERROR, message)
     where = str(result.get("loader_file") or "")
     paths = [installation.path_of(file.file) for file in patch.files]
     shadow = f" (the interpreter imports {where}, not {paths[0]})" if where and Path(where) not in paths else ""
@@ -65,26 +72,63 @@ def _context(checked: Outcome) -> str:
     return checked.message
 
 
+class ProbeBroken(Exception):
+    """The probe itself failed: it could not be run, did not finish, or its last line is not the result."""
+
+
+# What `verify` takes from the environment for the probe: Hugging Face's offline switches on, a Hugging Face home
+# of its own in the scratch directory (so that nothing the probe downloads or builds, remote code among it, lands
+# in the user's caches), no bytecode written.
+_OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+_CACHES = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE", "HF_MODULES_CACHE", "HF_DATASETS_CACHE")
+
+
+def probe_environment(scratch: Path) -> dict[str, str]:
+    """The environment a probe runs in, given its scratch directory."""
+    env = {name: value for name, value in os.environ.items() if name not in _CACHES}
+    env.update(_OFFLINE, PYTHONDONTWRITEBYTECODE="1", HF_HUB_DISABLE_TELEMETRY="1", HF_HOME=str(scratch / "hf-home"))
+    return env
+
+
 def _run_probe(probe: Path, python: Python) -> dict[str, object]:
-    source = probe.read_text(encoding="utf-8")
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    """The probe's result, run in a scratch directory that is removed after; ProbeBroken if there is none."""
     try:
-        done = subprocess.run(
-            [python.executable, "-c", source],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=PROBE_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return {"ok": False, "error_type": type(error).__name__, "error": str(error)}
+        source = probe.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ProbeBroken(f"it cannot be read ({error})") from None
+    with tempfile.TemporaryDirectory(prefix="hfpatch-verify-") as scratch:
+        try:
+            done = subprocess.run(
+                [python.executable, "-c", source],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                cwd=scratch,
+                env=probe_environment(Path(scratch)),
+                timeout=PROBE_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise ProbeBroken(f"it did not finish within {PROBE_TIMEOUT} s") from None
+        except OSError as error:
+            raise ProbeBroken(f"{python.executable} could not run it ({error.strerror or error})") from None
+    return _result_of(done)
+
+
+def _result_of(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
     lines = done.stdout.strip().splitlines()
     try:
         parsed = json.loads(lines[-1]) if lines else None
     except json.JSONDecodeError:
         parsed = None
-    if not isinstance(parsed, dict):
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"ok": False, "error_type": "ProbeCrashed", "error": last}
-    return parsed
+    if isinstance(parsed, dict) and isinstance(parsed.get("ok"), bool):
+        return parsed
+    said = (done.stderr.strip().splitlines() or [""])[-1].strip()
+    exited = f"it exited with {done.returncode}"
+    if isinstance(parsed, dict):
+        what = 'its last line is a JSON object without a true or false "ok"'
+    elif lines:
+        what = "its last line on stdout is not a JSON object"
+    else:
+        what = "it printed nothing on stdout"
+    raise ProbeBroken(f"{exited} and {what}" + (f" ({said})" if said else ""))

@@ -53,7 +53,7 @@ class Completed:
         start = next(index for index, line in enumerate(lines) if line.startswith("release "))
         rows = {}
         for line in lines[start + 1 :]:
-            if not line.strip() or line.startswith(("note:", "wrote ", "no probe", "not safe", " ")):
+            if not line.strip() or line.startswith(("note:", "wrote ", "not safe", " ")):
                 break
             release, form, verdict, reason = line.split(None, 3)
             rows[release] = (form, verdict, reason)

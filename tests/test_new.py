@@ -8,6 +8,7 @@ is tested on a table of small modules.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -124,8 +125,8 @@ def test_the_release_table_says_each_release_s_form_verdict_and_reason(written: 
         "2.1": ("fix", "fixed", "identical to the fix"),
     }
     assert "note: patched, the 1.2 file is the 2.0 file byte for byte" in written.total.out
-    assert f"wrote {written.catalog / 'madeup-total'} (2 targets, 5 forms, 3 files on disk)" in written.total.out
-    assert 'add "probe": "probe.py" to patch.json' in written.total.out
+    assert f"wrote {written.catalog / 'madeup-total'} (2 targets, 5 forms, 4 files on disk)" in written.total.out
+    assert f"wrote {written.catalog / 'madeup-total' / 'probe.py'}, a skeleton" in written.total.out
     assert written.total.err == ""
 
 
@@ -133,7 +134,7 @@ def test_the_entry_records_every_form_by_digest_with_its_verdict_and_releases(wr
     patch = written.load("madeup-total")
     (file,) = patch.files
     assert (patch.distribution, file.module, file.file) == ("madeup", "madeup.core", factory.CORE)
-    assert (patch.fixed_in, patch.first_defined_in, patch.probe) == ("2.0", "0.9", None)
+    assert (patch.fixed_in, patch.first_defined_in, patch.probe) == ("2.0", "0.9", patch.directory / "probe.py")
     assert patch.upstream == "madeup-total"
     clean, total = file.targets
     # The helper comes first, as in the fixed file, and is inserted where it is absent.
@@ -177,7 +178,7 @@ def test_the_entry_records_every_released_file_and_what_patching_it_gives(writte
     notes = {known["sha256"]: known.get("note") for known in entry["files"][0]["known_files"]}
     assert notes[core["1.2"]] == notes[core["1.0"]] == "patched, this is the 2.0 file byte for byte"
     assert notes[core["1.1"]] is None
-    assert "probe" not in entry
+    assert entry["probe"] == "probe.py"
 
 
 def test_hfpatch_reads_each_release_as_the_table_says(written: Written) -> None:
@@ -277,7 +278,7 @@ def test_what_root_writes_into_a_users_catalog_belongs_to_that_user(new: NewRun,
     done = new("madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", catalog_dir=repository / "hfpatches")
     assert done.code == 0, done.err
     written = [repository / "hfpatches", *(repository / "hfpatches").rglob("*")]
-    assert len(written) == 6  # hfpatches/, the entry, patch.json, fixed/ and its two texts
+    assert len(written) == 7  # hfpatches/, the entry, patch.json, probe.py, fixed/ and its two texts
     assert {(path.relative_to(repository).as_posix(), path.stat().st_uid, path.stat().st_gid) for path in written} == {
         (path.relative_to(repository).as_posix(), 4242, 4343) for path in written
     }
@@ -298,6 +299,12 @@ def test_an_existing_entry_is_refused_unless_forced_and_then_written_anew(new: N
     assert new(*args, "--force").code == 0
     assert (entry / "patch.json").read_bytes() == written
     assert (entry / "stray.txt").read_text() == "left by hand"
+    # The probe the author wrote is kept, and the entry no longer calls it a skeleton.
+    (entry / "probe.py").write_text("print('the author wrote this probe')\n")
+    assert new(*args, "--force").code == 0
+    assert (entry / "probe.py").read_text() == "print('the author wrote this probe')\n"
+    about = json.loads((entry / "patch.json").read_text())["about"]
+    assert about == [line for line in json.loads(written)["about"] if "skeleton" not in line]
     assert sorted(path.name for path in (tmp_path / "catalog").iterdir()) == ["madeup-total"], "no scratch left"
 
 
@@ -363,7 +370,10 @@ def _target(name: str) -> list[str]:
         ),
         pytest.param(_target("madeup:madeup.core:totl"), None, "(did you mean total?)", id="did-you-mean"),
         pytest.param(
-            _target("madeup:madeup.basket:Basket.ad"), None, "(did you mean Basket.add or Basket?)", id="did-you-mean-a-method"
+            _target("madeup:madeup.basket:Basket.ad"),
+            None,
+            "(did you mean Basket.add or Basket?)",
+            id="did-you-mean-a-method",
         ),
         pytest.param(_target("madeup:madeup.core:a:b"), None, "is not DIST:MODULE:NAME or DIST:MODULE", id="colons"),
         pytest.param(_target("madeup:madeup.core:1f"), None, "'1f' is not a name", id="not-a-name"),
@@ -542,8 +552,19 @@ def test_applied_to_1_1_the_helper_is_inserted_and_the_rest_of_the_file_kept(
     expected = factory.CORE_TEXTS["1.1"].replace(factory.TOTAL_A, factory.CLEAN + "\n\n" + factory.TOTAL_FIX)
     assert ((venv.site_packages / "madeup") / "core.py").read_text() == expected
     assert venv.run("from madeup.core import total; print(total([None, 4]))") == "4"
-    verify = hfpatch_in(venv, "verify", written, "madeup-total")
-    assert "no-probe" in verify.out
+    skeleton = hfpatch_in(venv, "verify", written, "madeup-total")
+    assert (skeleton.code, skeleton.label("madeup-total")) == (2, "broken-probe"), skeleton.out
+    assert "is the skeleton hfpatch new wrote: write its reproduce()" in skeleton.out
+    # The author writes what proves the fix, in the skeleton's own terms (in a copy: the entries are shared);
+    # verify then runs the real code.
+    own = dataclasses.replace(written, catalog=tmp_path / "catalog")
+    shutil.copytree(written.catalog, own.catalog)
+    probe = own.catalog / "madeup-total" / "probe.py"
+    text = probe.read_text()
+    reproduce = text[text.index("def reproduce()") : text.index("def is_the_bug")]
+    proved = "def reproduce() -> None:\n    from madeup.core import total\n\n    assert total([None, 4]) == 4\n\n\n"
+    probe.write_text(text.replace(reproduce, proved))
+    assert hfpatch_in(venv, "verify", own, "madeup-total").label("madeup-total") == "verified"
 
 
 # ------------------------------------------------------------------------------------------------- the pure core

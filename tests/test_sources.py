@@ -90,6 +90,41 @@ def test_a_fix_from_a_build_on_no_index_is_written_and_applied_to_every_release_
     assert obsolete.code == 1, "a release with the fix makes the apply step dead, named fix or not"
 
 
+def test_releases_later_than_a_build_need_the_fix_only_where_they_hold_the_code_it_was_read_against(
+    capsys: pytest.CaptureFixture[str], wheels: Path, tmp_path: Path
+) -> None:
+    """No release is said to have the fix: a later release with the old code needs it; one whose code is neither
+    the old code nor the fix may hold the fix in another form, and is never patched back to the build's text."""
+    index = tmp_path / "index"
+    shutil.copytree(wheels, index)
+    still_buggy = HEAD.replace('"""tiny."""', '"""tiny, 1.3."""') + BUGGY
+    other_form = HEAD + "def scale(x):\n    return (x if x >= 0 else -x) * FACTOR\n"
+    factory.write_wheel(index, "1.3", _files("1.3", still_buggy), name="tiny")
+    factory.write_wheel(index, "1.4", _files("1.4", other_form), name="tiny")
+    (tmp_path / "build").mkdir()
+    build = factory.write_wheel(tmp_path / "build", "1.2.dev0", _files("1.2.dev0", HEAD + FIXED), name="tiny")
+    catalog = tmp_path / "catalog"
+    args = ["--target", "tiny:tiny.core:scale", "--fixed-from", str(build), "--all-releases"]
+    done = _new(capsys, index, catalog, *args)
+    assert done.code == 0, done.out + done.err
+    table = done.table()
+    assert {release: row[1] for release, row in table.items()} == {
+        "1.0": "needs-patch",
+        "1.1": "needs-patch",
+        "1.3": "needs-patch",
+        "1.4": "not-applicable",
+    }
+    assert table["1.4"][2] == (
+        "scale here is neither the fix nor 1.1's code, in a release later than the fix's 1.2.dev0: it may have the "
+        "fix in another form (--fixed-in names the release that has it)"
+    )
+    venv = _venv(tmp_path / "venv", index / "tiny-1.4-py3-none-any.whl")
+    before = (venv.site_packages / CORE).read_bytes()
+    applied = _run(venv, "apply", catalog)
+    assert (applied.code, applied.label("tiny-1")) == (0, "not-applicable"), applied.out
+    assert (venv.site_packages / CORE).read_bytes() == before
+
+
 def test_a_fix_from_a_source_tree_is_read_against_the_release_it_says_it_is(
     capsys: pytest.CaptureFixture[str], wheels: Path, tmp_path: Path
 ) -> None:

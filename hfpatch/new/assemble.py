@@ -5,11 +5,12 @@ files known by digest, and a check that hfpatch reads every release as the table
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hfpatch import classify, statements
+from hfpatch import classify, statements, versions
 from hfpatch.entry import Form, KnownFile, Patch, PatchFile, Target, Verdict, release_span
 from hfpatch.errors import AuthoringError, UnexpectedCode
 from hfpatch.new import judge
@@ -78,6 +79,10 @@ class Fixed:
     label: str
     # The release before the fix: what the fix is read against (None: no release before it has the file).
     before: str | None
+    # What the fixed text is a version of where no release is said to have the fix: a build's version, or the
+    # release an edit was made on. A later release is known to need the fix only where its code is the code the
+    # fix was read against; its own code could be the fix in another form.
+    version: str | None = None
 
 
 @dataclass
@@ -206,6 +211,29 @@ def _judge_release(
     return _Release(release, verdict, reason, files)
 
 
+def _later_than_the_fix(
+    judged: dict[str, Judgement], fix: FileFix, fixed: Fixed, releases: Texts, release: str
+) -> dict[str, Judgement]:
+    """A release later than the fixed text's version, where no release is said to have the fix: a target whose code
+    is neither the fix nor the code it was read against may hold the fix in another form; it is left alone."""
+    before = None if fixed.before is None else releases.get(fixed.before, {}).get(fix.file)
+    old = None if before is None else statements.parse(before, f"{fix.file} of {fixed.before}")
+    kept = dict(judged)
+    for key, judgement in judged.items():
+        if judgement.status is not Status.NEEDS or judgement.unit is None:
+            continue
+        was = None if old is None else statements.find(old, key)
+        if was is not None and was.text == judgement.unit.text:
+            continue
+        code = f"{fixed.before}'s code" if fixed.before is not None else "any older release's code"
+        reason = (
+            f"{key} here is neither the fix nor {code}, in a release later than the fix's {fixed.version}: it may "
+            "have the fix in another form (--fixed-in names the release that has it)"
+        )
+        kept[key] = dataclasses.replace(judgement, status=Status.NOT_APPLICABLE, reason=reason)
+    return kept
+
+
 def _judge_file(
     header: Patch,
     fix: FileFix,
@@ -220,6 +248,8 @@ def _judge_file(
         return FileVerdict(Judged.ABSENT, f"no {fix.file} in this release")
     source = statements.parse(text, f"{fix.file} of {release}")
     judged = {change.key: judge.judge(change, source, release, header.fixed_in) for change in fix.changes}
+    if header.fixed_in is None and fixed.version is not None and not versions.is_at_least(fixed.version, release):
+        judged = _later_than_the_fix(judged, fix, fixed, releases, release)
 
     def named(change: str, reason: str) -> str:
         return f"{change}: {reason}" if len(fix.changes) > 1 else reason

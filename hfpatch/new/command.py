@@ -23,7 +23,7 @@ from hfpatch import catalog, entry, files, statements
 from hfpatch.entry import Patch, release_span
 from hfpatch.environment import resolve_python
 from hfpatch.errors import AuthoringError, HfpatchError, UnexpectedCode, UsageError
-from hfpatch.new import sources, wheels
+from hfpatch.new import skeleton, sources, wheels
 from hfpatch.new.assemble import Authoring, Fixed, Missing, Wanted, author, dependencies, understand
 from hfpatch.new.judge import Judged
 from hfpatch.new.request import Request, Targets, check_id, parse_targets, version_option
@@ -236,7 +236,8 @@ def run(args: Request, out: TextIO) -> int:
     before = str(baseline[0]) if baseline and str(baseline[0]) in reading.texts else None
     fix_texts = fix_source.read(reading.paths)
     _readable(fix_texts, fix_source, edits)
-    fix = Fixed({path: text for path, text in fix_texts.items() if text is not None}, fix_source.label, before)
+    made = None if fixed is not None or fix_source.version is None else str(fix_source.version)
+    fix = Fixed({path: text for path, text in fix_texts.items() if text is not None}, fix_source.label, before, made)
     if edits is not None:
         _edits_carried(fix, reading.texts[str(edits.version)])
     fixes = understand(header, wanted, fix, reading.texts)  # before reading everything else
@@ -247,7 +248,9 @@ def run(args: Request, out: TextIO) -> int:
             modules[module] = path
     reading.more(modules.values())
     more = fix_source.read(modules.values())
-    fix = Fixed({**fix.texts, **{path: text for path, text in more.items() if text is not None}}, fix.label, before)
+    fix = Fixed(
+        {**fix.texts, **{path: text for path, text in more.items() if text is not None}}, fix.label, before, made
+    )
 
     if args.all_releases:
         reading.read(newer)
@@ -286,7 +289,8 @@ def run(args: Request, out: TextIO) -> int:
     about = _about(header, authoring, source.where, fix_source)
     placed = authoring.patch._replace(about=about, directory=destination)
     patch = entry.with_fixed_files(_kept(placed, previous, args))
-    written = write_entry(catalog_dir, patch, force=args.force, previous=previous)
+    patch, probe_text = _probe(patch, destination)
+    written = write_entry(catalog_dir, patch, force=args.force, previous=previous, probe=probe_text)
     forms = sum(len(target.forms) for file in patch.files for target in file.targets)
     target_count = sum(len(file.targets) for file in patch.files)
     on_disk = sum(1 for path in written.rglob("*") if path.is_file())
@@ -303,13 +307,12 @@ def run(args: Request, out: TextIO) -> int:
         )
     if edits is not None:
         _adopt(entry.load(written), edits, reading.texts[str(edits.version)], out)
-    print(
-        f'no probe: `hfpatch verify` reports "no probe" for {patch_id}. To add one, write {written}/probe.py, a '
-        "script run in the application's interpreter whose last stdout line is JSON with ok, bug, error_type, "
-        "error and loader_file (see the built-in transformers-46618/probe.py), and add "
-        f'"probe": "probe.py" to {entry.ENTRY}.',
-        file=out,
-    )
+    if probe_text is not None:
+        print(
+            f"wrote {written / skeleton.PROBE}, a skeleton: `hfpatch verify` reports a broken probe for {patch_id} "
+            "until its reproduce() runs the code the fix is for (the README's Probes).",
+            file=out,
+        )
     return 0
 
 
@@ -469,7 +472,6 @@ def _about(header: Patch, authoring: Authoring, where: str, fix_source: sources.
     ]
     if not isinstance(fix_source, sources.WheelSource) or not fix_source.label.startswith(header.distribution):
         lines.append(f"The fixed text is {fix_source.label}'s{'' if header.fixed_in else '; no release has it yet'}.")
-    lines.append('No probe yet: add probe.py and "probe": "probe.py" for `hfpatch verify`.')
     return tuple(lines)
 
 
@@ -548,7 +550,7 @@ def _adopt(patch: Patch, edits: sources.EditsSource, released: dict[str, bytes |
         print(f"note: {note}", file=out)
 
 
-_DERIVED_ABOUT = ("Written by `hfpatch new`", "No probe yet", "The fixed text is ")
+_DERIVED_ABOUT = ("Written by `hfpatch new`", "No probe yet", "The fixed text is ", skeleton.ABOUT)
 
 
 def _previous(destination: Path) -> Patch | None:
@@ -576,13 +578,36 @@ def _kept(patch: Patch, previous: Patch | None, args: Request) -> Patch:
         for line in previous.about
         if not line.startswith(_DERIVED_ABOUT) and line != f"{previous.title}: {previous.upstream}, as data."
     ]
-    derived = [line for line in patch.about[1:] if not (previous.probe and line.startswith("No probe yet"))]
+    derived = list(patch.about[1:])
     return kept._replace(about=(f"{kept.title}: {kept.upstream}, as data.", *derived, *own))
 
 
-def write_entry(catalog_dir: Path, patch: Patch, *, force: bool, previous: Patch | None = None) -> Path:
+def _probe(patch: Patch, destination: Path) -> tuple[Patch, str | None]:
+    """The entry's probe: the author's, kept; or, where there is none, the skeleton, to be written beside it."""
+    if patch.probe is not None:
+        if _text(patch.probe) == skeleton.skeleton(patch):  # kept, and still the skeleton
+            return patch._replace(about=(*patch.about, skeleton.ABOUT)), None
+        return patch, None
+    path = destination / skeleton.PROBE
+    if path.exists() or path.is_symlink():
+        return patch._replace(probe=path), None  # the author's file, in an entry that no longer loads: kept
+    with_probe = patch._replace(probe=path, about=(*patch.about, skeleton.ABOUT))
+    return with_probe, skeleton.skeleton(with_probe)
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def write_entry(
+    catalog_dir: Path, patch: Patch, *, force: bool, previous: Patch | None = None, probe: str | None = None
+) -> Path:
     """Write the entry beside its place, read it back, then rename it in: a reader sees no entry or a whole one.
-    An entry replaced keeps every file `new` did not write (a probe, notes); those it wrote are written anew."""
+    An entry replaced keeps every file `new` did not write (a probe, notes); those it wrote are written anew. The
+    text of a probe, given, is written as the entry's probe."""
     final = catalog_dir / patch.id
     files.make_directory(catalog_dir)
     try:
@@ -609,6 +634,9 @@ def write_entry(catalog_dir: Path, patch: Patch, *, force: bool, previous: Patch
                 path = staged / target.fixed_file
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(target.fixed_text + "\n", encoding="utf-8")
+        if probe is not None:
+            assert patch.probe is not None
+            (staged / patch.probe.name).write_text(probe, encoding="utf-8")
         (staged / entry.ENTRY).write_text(entry.render(patch), encoding="utf-8")
         loaded = entry.load(staged)
         if _relative(loaded, staged) != _relative(patch, final):
