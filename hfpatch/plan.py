@@ -40,6 +40,7 @@ class Action(enum.Enum):
     VERIFIED = "verified"
     VERIFY_FAILED = "verify-failed"
     NO_PROBE = "no-probe"
+    NOT_VERIFIED = "not-verified"
     PROBE_BROKEN = "broken-probe"
     NOT_NEEDED = "not-needed"
     NOTHING_TO_VERIFY = "nothing-to-verify"

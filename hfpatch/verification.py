@@ -3,8 +3,9 @@
 A probe is a script of the catalog entry, run with `python -c` in the application's interpreter, in an empty scratch
 directory removed after, with Hugging Face's offline switches on and a Hugging Face home of its own. Its last line on
 stdout is one JSON object: `ok` (true: the behaviour is right), `bug` (the failure is the bug the patch fixes),
-`error_type`, `error`, and `loader_file` (the file of the patched module that the interpreter imports). A probe that
-prints no such line is broken (exit 2), whatever the code it runs: the README's "Probes" is the protocol.
+`error_type`, `error`, `loader_file` (the file of the patched module that the interpreter imports), and `needs` (what
+the real code needs that the interpreter lacks, such as torch: nothing is proven). A probe that prints no such line is
+broken (exit 2), whatever the code it runs: the README's "Probes" is the protocol.
 """
 
 from __future__ import annotations
@@ -48,6 +49,14 @@ def verify(checked: Outcome) -> Outcome:
     except ProbeBroken as broken:
         message = f"the probe {patch.probe} is broken: {broken}; see the README's Probes for what a probe prints"
         return _with(checked, Action.PROBE_BROKEN, ExitCode.ERROR, message)
+    needs = result.get("needs")
+    if not result.get("ok") and isinstance(needs, str) and needs:
+        # What the real code needs to run is absent here (torch, say): the code cannot run, so nothing is proven.
+        message = (
+            f"the probe needs {needs}, which {facts.python.executable} lacks: {patch.id} is checked by its digests"
+        )
+        message += f" only ({checked.message})"
+        return _with(checked, Action.NOT_VERIFIED, CHECK_EXIT[checked.condition], message)
     where = str(result.get("loader_file") or "")
     paths = [installation.path_of(file.file) for file in patch.files]
     shadow = f" (the interpreter imports {where}, not {paths[0]})" if where and Path(where) not in paths else ""

@@ -4,6 +4,7 @@ it runs in (an empty scratch directory removed after, offline switches on, a Hug
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,6 +157,18 @@ def test_a_probe_runs_in_an_empty_scratch_directory_offline_with_a_hugging_face_
     }
     assert list(scratch.iterdir()) == [], "the scratch directory and what the probe left in it are gone"
     assert not user_cache.exists()
+
+
+def test_a_probe_whose_code_needs_what_the_interpreter_lacks_proves_nothing(site: Site, tmp_path: Path) -> None:
+    """Where torch (say) is absent, verify says so and counts as check does: never as verified."""
+    _probe(site, "print(json.dumps({'ok': False, 'needs': 'torch', 'error': 'No module named torch'}))\n")
+    done, found = _verify(site, tmp_path)
+    assert (done.code, found["action"]) == (1, "not-verified"), found["message"]
+    assert str(found["message"]).startswith(f"the probe needs torch, which {sys.executable} lacks: toypkg-1 is checked")
+    assert site.run("apply").code == 0
+    done, found = _verify(site, tmp_path)
+    assert (done.code, found["action"]) == (0, "not-verified"), found["message"]
+    assert "verified" not in done.out.replace("not-verified", "")
 
 
 def test_a_probe_that_cannot_be_read_is_broken(site: Site, tmp_path: Path) -> None:
