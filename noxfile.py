@@ -1,10 +1,12 @@
 """Test sessions.
 
 `nox` (the README's test command) runs the default sessions: lint, types, the fast suite (no transformers), the
-transformers tests on the newest affected release of each patch and on the newest release (installed by uv, and once
-by pip), and hfpatch as a pipx/uvx tool. `nox -t matrix` runs the fast suite on the other Pythons, the README's
-snippets, and the per-release proof on every release the catalog lists. `.ci/run` runs both. `nox -s mutants`
-measures the fast suite against hand-written defects; `nox -s bench` prints what check and apply cost.
+transformers tests on the newest affected release of the first two patches and on the newest release (installed by
+uv, and once by pip), and hfpatch as a pipx/uvx tool. `nox -t matrix` runs the fast suite on the other Pythons, the
+README's snippets, and the proof of every patch on the releases tests/releases.py's PROOF names (one session a
+release; the patches whose probes need torch in one session). `.ci/run` runs both. `nox -s every_release` proves
+every patch on every release its entry names; `nox -s mutants` measures the fast suite against hand-written defects;
+`nox -s bench` prints what check and apply cost.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ WORKERS = ["-n", "2"]  # the machine has 2 cores; most tests wait on subprocesse
 
 # What the sessions install, by patch (tests/releases.py, read off the wheels).
 _RELEASES = runpy.run_path("tests/releases.py")
-MATRIX: dict[str, list[str]] = _RELEASES["MATRIX"]
-REPRESENTATIVES: dict[str, list[str]] = _RELEASES["REPRESENTATIVES"]
+PROOF: dict[str, tuple[str, list[str]]] = _RELEASES["PROOF"]
+PROBE_NEEDS: dict[str, list[str]] = _RELEASES["PROBE_NEEDS"]
+REPRESENTATIVES: list[str] = _RELEASES["REPRESENTATIVES"]
 NEWEST_AFFECTED: dict[str, str] = _RELEASES["NEWEST_AFFECTED"]
 INSTALLED_BY_PIP: list[str] = _RELEASES["INSTALLED_BY_PIP"]
 
@@ -35,7 +38,17 @@ def _version(release: str) -> tuple[int, ...]:
     return tuple(int(part) for part in release.split("."))
 
 
-EVERY_RELEASE: list[str] = sorted({release for releases in MATRIX.values() for release in releases}, key=_version)
+def _requirements(patch_ids: list[str]) -> list[str]:
+    """DIST==VERSION for every release the patches are proven on, by distribution and version."""
+    found = {(PROOF[patch_id][0], release) for patch_id in patch_ids for release in PROOF[patch_id][1]}
+    return [f"{dist}=={release}" for dist, release in sorted(found, key=lambda each: (each[0], _version(each[1])))]
+
+
+NEEDING = sorted(PROBE_NEEDS)
+# Releases proven where the probes need nothing more, each in its own session; a release that the release_torch
+# session installs anyway is proven there, with every patch.
+WITH_TORCH = _requirements(NEEDING)
+PLAIN = [each for each in _requirements(sorted(set(PROOF) - set(NEEDING))) if each not in WITH_TORCH]
 PER_RELEASE_TESTS = [
     "tests/test_every_patch.py",
     "tests/test_release.py",
@@ -76,6 +89,13 @@ def other_pythons(session: nox.Session) -> None:
     session.run("pytest", *WORKERS, *session.posargs, env={"HFPATCH_EXPECT_TRANSFORMERS": "none"})
 
 
+def _expect(requirement: str, **more: str) -> dict[str, str]:
+    """What the tests are told the session installed: they fail, never skip, where it is not there."""
+    distribution, _, version = requirement.partition("==")
+    transformers = version if distribution == "transformers" else "none"
+    return {"HFPATCH_EXPECT_TRANSFORMERS": transformers, "HFPATCH_EXPECT_RELEASE": requirement, **more}
+
+
 def _transformers_session(session: nox.Session, release: str, installer: str, tests: list[str]) -> None:
     _install_hfpatch(session)
     if installer == "pip":  # pip writes RECORD with CRLF line endings and timestamp bytecode, as users' images do
@@ -83,14 +103,15 @@ def _transformers_session(session: nox.Session, release: str, installer: str, te
         session.run("python", "-m", "pip", "install", "-q", "--disable-pip-version-check", f"transformers=={release}")
     else:
         session.install(f"transformers=={release}")
-    env = {"HFPATCH_EXPECT_TRANSFORMERS": release}
-    session.run("pytest", *WORKERS, "-m", "transformers", *tests, *session.posargs, env=env)
+    session.run(
+        "pytest", *WORKERS, "-m", "transformers", *tests, *session.posargs, env=_expect(f"transformers=={release}")
+    )
 
 
 @nox.session(python=MAIN_PYTHON)
-@nox.parametrize("release", [release for releases in REPRESENTATIVES.values() for release in releases])
+@nox.parametrize("release", REPRESENTATIVES)
 def transformers(session: nox.Session, release: str) -> None:
-    """Every transformers test on the newest affected release of each patch and on the newest, installed by uv."""
+    """Every transformers test on the newest affected release of the first two patches and on the newest (uv)."""
     _transformers_session(session, release, "uv", [])
 
 
@@ -102,10 +123,59 @@ def transformers_pip(session: nox.Session, release: str) -> None:
 
 
 @nox.session(python=MAIN_PYTHON, tags=["matrix"], default=False)
-@nox.parametrize("release", EVERY_RELEASE)
-def release(session: nox.Session, release: str) -> None:
-    """The per-release proof: the file is the known form, the real code fails, works after apply, fails after revert."""
-    _transformers_session(session, release, "uv", PER_RELEASE_TESTS)
+@nox.parametrize("requirement", PLAIN)
+def release(session: nox.Session, requirement: str) -> None:
+    """The proof of every patch on one release of its distribution (tests/releases.py's PROOF), installed by uv."""
+    _install_hfpatch(session)
+    session.install(requirement)
+    session.run(
+        "pytest", *WORKERS, "-m", "transformers", *PER_RELEASE_TESTS, *session.posargs, env=_expect(requirement)
+    )
+
+
+def _with_what_probes_need(session: nox.Session) -> None:
+    """torch by pip (on Python 3.11 a CPU build from this machine's disk; uv would download a CUDA build), with
+    whatever else the probes need, once."""
+    needs = sorted({need for patch_id in NEEDING for need in PROBE_NEEDS[patch_id]})
+    session.install("pip")
+    session.run("python", "-m", "pip", "install", "-q", "--disable-pip-version-check", *needs)
+
+
+@nox.session(python=MAIN_PYTHON, tags=["matrix"], default=False)
+def release_torch(session: nox.Session) -> None:
+    """The proof of the patches whose probes need torch, and of every other patch, on each of their releases in
+    turn: torch is installed once, then each release over the one before it (uv keeps torch)."""
+    if not WITH_TORCH:
+        session.skip("no patch's probe needs torch")
+    _install_hfpatch(session)
+    _with_what_probes_need(session)
+    for requirement in WITH_TORCH:
+        session.install(requirement)
+        env = _expect(requirement, HFPATCH_EXPECT_PROBE_NEEDS="1")
+        session.run("pytest", *WORKERS, "-m", "transformers", *PER_RELEASE_TESTS, *session.posargs, env=env)
+
+
+@nox.session(python=MAIN_PYTHON, default=False)
+def every_release(session: nox.Session) -> None:
+    """The whole proof: every patch on every release its entry names, one release after another in one venv
+    (not in CI: about an hour). `nox -s every_release -- PATCH_ID ...` proves only those patches."""
+    import json
+
+    _install_hfpatch(session)
+    chosen = session.posargs or sorted(PROOF)
+    if any(patch_id in PROBE_NEEDS for patch_id in chosen):
+        _with_what_probes_need(session)
+    named = set()
+    for patch_id in chosen:
+        data = json.loads(Path("patches", patch_id, "patch.json").read_text(encoding="utf-8"))
+        for file in data["files"]:
+            for known in file["known_files"]:
+                named.update((data["distribution"], release) for release in known["releases"])
+    for distribution, release in sorted(named, key=lambda each: (each[0], _version(each[1]))):
+        requirement = f"{distribution}=={release}"
+        session.install(requirement)
+        env = _expect(requirement, HFPATCH_EXPECT_RELEASE="every")
+        session.run("pytest", *WORKERS, "-m", "transformers", "tests/test_every_patch.py", env=env)
 
 
 @nox.session(python=MAIN_PYTHON, tags=["matrix"], default=False)

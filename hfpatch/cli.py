@@ -87,6 +87,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                 help="exit 1 where every patch is fixed upstream or not applicable, so that a dead `hfpatch apply` "
                 "gets removed",
             )
+            sub.add_argument(
+                "--pip-audit",
+                action="store_true",
+                help="print only pip-audit's options for this one environment: --ignore-vuln ID for each advisory a "
+                "patch applied and in effect here fixes (nothing where none is); the exit code is check's",
+            )
     _add_new_parser(commands, with_options=command in (None, "new"))
     return parser
 
@@ -292,8 +298,13 @@ def _run(args: argparse.Namespace) -> int:
     results = commands.run(command, args.pythons, patches, options, advice_for, require_installed=not listing)
     if getattr(args, "fail_on_obsolete", False):
         commands.flag_obsolete(results)
+    pip_audit = getattr(args, "pip_audit", False)
+    if pip_audit and (args.as_json or len(results) != 1):
+        raise UsageError("check --pip-audit prints pip-audit's options for one environment: give one --python at most")
     try:
-        if args.as_json:
+        if pip_audit:
+            render.pip_audit_options(results[0], sys.stdout)
+        elif args.as_json:
             render.json_document(args.command, results, sys.stdout)
         else:
             if listing:

@@ -93,6 +93,33 @@ def flag_obsolete(results: Sequence[EnvironmentResult]) -> None:
             )
 
 
+# Where an advisory stands in an environment, by the condition of the patch that fixes it: fixed where the patch is
+# applied and in effect, open where the code with the hole is what runs and hfpatch knows it; anything else (a
+# release fixed upstream, one the patch leaves alone) is not hfpatch's to say.
+_ADVISORY = {
+    Condition.APPLIED: "fixed",
+    Condition.NEEDS_PATCH: "open",
+    Condition.DROPPED: "open",
+    Condition.INCOMPLETE: "open",
+}
+
+
+def advisory_status(outcome: engine.Outcome) -> str | None:
+    """"fixed" or "open" for a patch that closes advisories, as its condition here says; None otherwise."""
+    return _ADVISORY.get(outcome.condition) if outcome.patch.advisories else None
+
+
+def advisories(result: EnvironmentResult, status: str) -> list[str]:
+    """The advisories that are `status` ("fixed", "open") in the environment, each once, in the patches' order."""
+    found = [
+        advisory
+        for outcome in result.outcomes
+        if advisory_status(outcome) == status
+        for advisory in outcome.patch.advisories
+    ]
+    return list(dict.fromkeys(found))
+
+
 def suggestion(pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str]) -> Suggest:
     """The command to suggest, with the options the user gave, so that following it acts on the same thing."""
 

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 import hfpatch
 from hfpatch import state
-from hfpatch.commands import EnvironmentResult, exit_code
+from hfpatch.commands import EnvironmentResult, advisories, advisory_status, exit_code
 from hfpatch.engine import Outcome
 from hfpatch.entry import Patch
 from hfpatch.errors import ExitCode
@@ -28,7 +28,7 @@ def text(results: Sequence[EnvironmentResult], show_diff: bool, out: TextIO) -> 
             continue
         print(_heading(result), file=out)
         for outcome in result.outcomes:
-            print(f"  {outcome.patch.id}: {label(outcome)}: {outcome.message}", file=out)
+            print(f"  {outcome.patch.id}: {label(outcome)}: {outcome.message}{_advisories(outcome)}", file=out)
             for note in outcome.notes:
                 print(f"    note: {note}", file=out)
             if show_diff and outcome.diff:
@@ -37,6 +37,24 @@ def text(results: Sequence[EnvironmentResult], show_diff: bool, out: TextIO) -> 
             print(f"  obsolete: {result.obsolete}", file=out)
         if result.error:
             print(f"hfpatch: error: {result.error}", file=sys.stderr)
+
+
+def _advisories(outcome: Outcome) -> str:
+    status = advisory_status(outcome)
+    if status is None:
+        return ""
+    named = ", ".join(outcome.patch.advisories)
+    return f" ({named} fixed here)" if status == "fixed" else f" ({named} open here)"
+
+
+def pip_audit_options(result: EnvironmentResult, out: TextIO) -> None:
+    """check --pip-audit: `--ignore-vuln ID` for exactly the advisories a patch applied here fixes, on one line."""
+    if result.environment is None:
+        print(f"hfpatch: error: {result.error}", file=sys.stderr)
+        return
+    options = [f"--ignore-vuln {advisory}" for advisory in advisories(result, "fixed")]
+    if options:
+        print(" ".join(options), file=out)
 
 
 def label(outcome: Outcome) -> str:
@@ -62,6 +80,8 @@ def catalog_listing(patches: Sequence[Patch], out: TextIO) -> None:
         print(f"  upstream {patch.upstream} ({patch.url}), {fixed}", file=out)
         for file in patch.files:
             print(f"  changes {file.target_names} in {file.file} ({patch.directory})", file=out)
+        if patch.advisories:
+            print(f"  fixes {', '.join(patch.advisories)}", file=out)
     print("", file=out)
 
 
@@ -93,6 +113,9 @@ def _environment(result: EnvironmentResult) -> dict[str, Any]:
         "error": result.error,
         "obsolete": result.obsolete,
         "exit_code": int(result.exit_code),
+        # The advisories the patches fix, by where they stand here: fixed (a patch applied and in effect) or open
+        # (the code with the hole runs); pip-audit may ignore the fixed ones here, never the others.
+        "advisories": {"fixed": advisories(result, "fixed"), "open": advisories(result, "open")},
         "patches": [_outcome(outcome) for outcome in result.outcomes],
     }
 
@@ -110,6 +133,8 @@ def _outcome(outcome: Outcome) -> dict[str, Any]:
         "url": patch.url,
         "fixed_in": patch.fixed_in,
         "distribution": patch.distribution,
+        "advisories": list(patch.advisories),
+        "advisory_status": advisory_status(outcome),
         "condition": outcome.condition.value,
         "action": outcome.action.value,
         "exit_code": int(outcome.exit_code),

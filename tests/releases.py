@@ -47,21 +47,29 @@ PATCH_40669 = "transformers-40669"
 HUB_FILE_FIRSTS = ["4.52.1", "4.53.0", "4.54.0", "4.55.0", "4.56.0"]
 HUB_FIXED_IN = "4.56.1"
 
-# What the nox sessions install, by patch (noxfile.py reads these): every release of MATRIX gets the per-release
-# proof (`nox -t matrix`); REPRESENTATIVES get every transformers test in the default run: the newest affected
-# release of each patch and the newest release. The newest affected release of transformers-46618 runs once more
-# with transformers installed by pip (CRLF in RECORD, timestamp bytecode).
+# ------------------------------------------------------------------------------------------- the release matrix
+# Each patch is proven (tests/test_every_patch.py: the probe shows the bug, apply gives the files the entry records,
+# the probe passes, revert gives the bytes and the bug back) on releases of its distribution, one per session:
+# - `nox -t matrix` (CI) proves it on PROOF's releases: the newest release of each minor line that needs the patch
+#   (a line shares most of its code: one form, often one file), the first release with the fix, and the newest
+#   release before it whose code the patch must leave alone (the target absent, or a form the fix would break);
+# - `nox -s every_release` proves it on every release its entry names (the whole proof, about an hour).
+# A patch whose probe needs more than its distribution names it in PROBE_NEEDS; those patches are proven in one
+# session that installs it once (release_torch: torch by pip, from this machine's disk) and then each release.
 PATCH_ID = "transformers-46618"
+PROOF: dict[str, tuple[str, list[str]]] = {
+    PATCH_ID: ("transformers", ["5.9.0", "5.10.4", "5.11.0", "5.12.1", "5.13.0"]),
+    PATCH_40669: ("transformers", ["4.51.3", "4.52.4", "4.53.3", "4.54.1", "4.55.4", "4.56.0", HUB_FIXED_IN]),
+}
+TORCH = "torch==2.13.0"
+PROBE_NEEDS: dict[str, list[str]] = {}
+
+# The default run (`nox`) runs every transformers test on the newest affected release of each of the first two
+# patches and on the newest release; the newest affected release of transformers-46618 once more with transformers
+# installed by pip (CRLF in RECORD, timestamp bytecode).
 NEWEST_AFFECTED: dict[str, str] = {
     PATCH_ID: [release for release, form in FORM_BY_RELEASE.items() if form == BUGGY][-1],
     PATCH_40669: HUB_FILE_FIRSTS[-1],
 }
-MATRIX: dict[str, list[str]] = {
-    PATCH_ID: list(FORM_BY_RELEASE),
-    PATCH_40669: [*HUB_FILE_FIRSTS, HUB_FIXED_IN],
-}
-REPRESENTATIVES: dict[str, list[str]] = {
-    PATCH_ID: [NEWEST_AFFECTED[PATCH_ID], list(FORM_BY_RELEASE)[-1]],
-    PATCH_40669: [NEWEST_AFFECTED[PATCH_40669]],
-}
+REPRESENTATIVES: list[str] = [NEWEST_AFFECTED[PATCH_ID], list(FORM_BY_RELEASE)[-1], NEWEST_AFFECTED[PATCH_40669]]
 INSTALLED_BY_PIP = [NEWEST_AFFECTED[PATCH_ID]]

@@ -1,24 +1,31 @@
-"""Every built-in patch on the installed release, proven with the real code.
+"""Every built-in patch on the release of its distribution that the session installed, proven with the real code.
 
-On a release that needs the patch: the probe shows the bug, `apply` turns the file into the one the catalog
+On a release that needs the patch: the probe shows the bug, `apply` turns each file into the one the catalog
 records, the probe then works, and `revert` brings back the original bytes and the bug. On any other release of the
-patch's matrix, the probe works without hfpatch touching anything. Each runs on a private copy of the release.
+patch's proof, the probe works without hfpatch touching anything. Each runs on a private copy of the release.
+
+A session installs one release (`nox -t matrix`: the releases tests/releases.py's PROOF names; `nox -s
+every_release`: every release an entry names) and says which in HFPATCH_EXPECT_RELEASE; a patch whose probe needs
+what the session did not install (torch) is proven in the session that installs it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import Release
-from releases import MATRIX
+from packaging.utils import canonicalize_name
+from releases import PROBE_NEEDS, PROOF
 from support import clean_env
 
 from hfpatch import catalog, classify, entry
@@ -27,20 +34,60 @@ from hfpatch.entry import Patch, Verdict
 pytestmark = pytest.mark.transformers
 
 PATCHES = [entry.load(directory) for directory in catalog.entry_dirs([catalog.builtin_catalog()]).values()]
+EXPECT_RELEASE = "HFPATCH_EXPECT_RELEASE"  # DIST==VERSION: what the session installed; "every" for every_release
+EXPECT_NEEDS = "HFPATCH_EXPECT_PROBE_NEEDS"  # "1": the session installed what the probes need (release_torch)
 
 
-def _in_matrix(release: Release, patch: Patch) -> None:
-    if release.version not in MATRIX.get(patch.id, []):
-        pytest.skip(f"transformers {release.version} is not in the release matrix of {patch.id}")
+@dataclass(frozen=True)
+class Installed:
+    """A distribution as the test environment has it."""
+
+    version: str
+    root: Path  # site-packages
+    dist_info: Path
 
 
-def _private_copy(release: Release, root: Path) -> Path:
+def _installed(distribution: str) -> Installed | None:
+    try:
+        found = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    root = Path(str(found.locate_file("")))
+    # A dist-info directory is named NAME-VERSION, NAME with '-' and '.' as '_' (the wheel spec).
+    (dist_info,) = [
+        path
+        for path in root.glob("*.dist-info")
+        if canonicalize_name(path.name.split("-")[0]) == canonicalize_name(distribution)
+    ]
+    return Installed(found.version, root, dist_info)
+
+
+def _proven_here(patch: Patch) -> Installed:
+    """The installed release, where the session proves the patch on it; otherwise the test skips, saying why."""
+    installed = _installed(patch.distribution)
+    if installed is None:
+        pytest.skip(f"{patch.distribution} is not installed here (the nox matrix installs one release per session)")
+    expected = os.environ.get(EXPECT_RELEASE, "")
+    if expected != "every" and installed.version not in PROOF.get(patch.id, ("", []))[1]:
+        pytest.skip(f"{patch.distribution} {installed.version} is not among the releases {patch.id} is proven on")
+    missing = [need for need in PROBE_NEEDS.get(patch.id, []) if importlib.util.find_spec(_module(need)) is None]
+    if missing and os.environ.get(EXPECT_NEEDS) == "1":
+        pytest.fail(f"the session should have installed {', '.join(missing)} for the probe of {patch.id}")
+    if missing:
+        pytest.skip(f"the probe of {patch.id} needs {', '.join(missing)} (the release_torch session installs it)")
+    return installed
+
+
+def _module(requirement: str) -> str:
+    return requirement.split("==")[0].strip().replace("-", "_")
+
+
+def _private_copy(installed: Installed, patch: Patch, root: Path) -> Path:
     """The release's package and dist-info, hard-linked, except the files hfpatch writes: those are copies."""
-    shutil.copytree(release.root / "transformers", root / "transformers", copy_function=os.link)
-    shutil.copytree(release.dist_info, root / release.dist_info.name)
-    for private in [root / file.file for patch in PATCHES for file in patch.files] + [
-        root / release.dist_info.name / "RECORD"
-    ]:
+    package = patch.files[0].file.split("/")[0]
+    shutil.copytree(installed.root / package, root / package, copy_function=os.link)
+    shutil.copytree(installed.dist_info, root / installed.dist_info.name)
+    for private in [root / file.file for file in patch.files] + [root / installed.dist_info.name / "RECORD"]:
         if private.exists():
             data = private.read_bytes()
             private.unlink()
@@ -56,60 +103,69 @@ def _hfpatch(site: Path, patch: Patch, *args: str) -> subprocess.CompletedProces
         cwd=tempfile.gettempdir(),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         check=False,
     )
 
 
 def _probe(site: Path, patch: Patch) -> dict[str, object]:
-    """The probe as `verify` runs it, straight: `verify` does not run it where the patch is not needed."""
+    """The probe, run straight as `verify` runs it: `verify` does not run it where the patch is not needed."""
     assert patch.probe is not None
-    env = clean_env(PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1")
-    done = subprocess.run(
-        [sys.executable, "-c", patch.probe.read_text(encoding="utf-8")],
-        env=env,
-        cwd=tempfile.gettempdir(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    with tempfile.TemporaryDirectory() as scratch:
+        done = subprocess.run(
+            [sys.executable, "-c", patch.probe.read_text(encoding="utf-8")],
+            env=clean_env(PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1", HF_HUB_OFFLINE="1", HF_HOME=scratch),
+            cwd=scratch,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert isinstance(result, dict), done.stdout + done.stderr
     assert Path(str(result.get("loader_file"))).is_relative_to(site), result
     return result
 
 
+def test_the_session_installed_the_release_it_names() -> None:
+    expected = os.environ.get(EXPECT_RELEASE)
+    if expected in (None, "every"):
+        pytest.skip(f"{EXPECT_RELEASE} names no one release (nox sets it)")
+    distribution, _, version = expected.partition("==")
+    installed = _installed(distribution)
+    assert installed is not None and installed.version == version, f"the session should have installed {expected}"
+    proven = [patch_id for patch_id, (dist, releases) in PROOF.items() if dist == distribution and version in releases]
+    assert proven, f"no patch is proven on {expected}: the session has nothing to do"
+
+
 @pytest.mark.parametrize("patch", PATCHES, ids=lambda patch: patch.id)
-def test_the_installed_file_is_the_one_the_catalog_lists_for_this_release(release: Release, patch: Patch) -> None:
-    _in_matrix(release, patch)
+def test_the_installed_files_are_those_the_catalog_lists_for_this_release(patch: Patch) -> None:
+    installed = _proven_here(patch)
     for file in patch.files:
-        source = (release.root / file.file).read_bytes()
-        listed = [known for known in file.known_files if release.version in known.releases]
-        assert listed, f"{patch.id} lists no {file.file} for transformers {release.version}; run `hfpatch new` again"
+        source = (installed.root / file.file).read_bytes()
+        listed = [known for known in file.known_files if installed.version in known.releases]
+        assert listed, f"{patch.id} lists no {file.file} for {patch.distribution} {installed.version}; run new again"
         (known,) = listed
         assert hashlib.sha256(source).hexdigest() == known.sha256, f"the release's {file.file} drifted from the catalog"
-        found = classify.identify(source, patch, file, release.version)
+        found = classify.identify(source, patch, file, installed.version)
         assert found.verdict is (known.verdict or Verdict.NOT_APPLICABLE)
 
 
 @pytest.mark.parametrize("patch", PATCHES, ids=lambda patch: patch.id)
-def test_the_probe_shows_the_bug_until_apply_and_again_after_revert(
-    release: Release, patch: Patch, tmp_path: Path
-) -> None:
-    _in_matrix(release, patch)
-    site = _private_copy(release, tmp_path / "site")
+def test_the_probe_shows_the_bug_until_apply_and_again_after_revert(patch: Patch, tmp_path: Path) -> None:
+    installed = _proven_here(patch)
+    site = _private_copy(installed, patch, tmp_path / "site")
     paths = [site / file.file for file in patch.files]
-    originals = [path.read_bytes() for path in paths]
+    originals = [path.read_bytes() if path.exists() else None for path in paths]
     known = [
-        file.known_file(hashlib.sha256(original).hexdigest())
+        None if original is None else file.known_file(hashlib.sha256(original).hexdigest())
         for file, original in zip(patch.files, originals, strict=True)
     ]
     if not any(each is not None and each.verdict is Verdict.NEEDS_PATCH for each in known):
         assert _probe(site, patch)["ok"] is True
         apply = _hfpatch(site, patch, "apply")
         assert apply.returncode == 0, apply.stdout + apply.stderr
-        assert [path.read_bytes() for path in paths] == originals, apply.stdout
+        assert [path.read_bytes() if path.exists() else None for path in paths] == originals, apply.stdout
         assert not (site / ".hfpatch" / patch.id).exists() and not (site / ".hfpatch" / "files").exists()
         return
     before = _hfpatch(site, patch, "verify")
@@ -117,11 +173,12 @@ def test_the_probe_shows_the_bug_until_apply_and_again_after_revert(
     applied = _hfpatch(site, patch, "apply")
     assert applied.returncode == 0, applied.stdout + applied.stderr
     for path, each in zip(paths, known, strict=True):
-        assert each is not None and hashlib.sha256(path.read_bytes()).hexdigest() == each.patched_sha256
+        if each is not None and each.patched_sha256 is not None:
+            assert hashlib.sha256(path.read_bytes()).hexdigest() == each.patched_sha256, path
     after = _hfpatch(site, patch, "verify")
     assert after.returncode == 0 and f"{patch.id}: verified:" in after.stdout, after.stdout + after.stderr
     reverted = _hfpatch(site, patch, "revert")
     assert reverted.returncode == 0, reverted.stdout + reverted.stderr
-    assert [path.read_bytes() for path in paths] == originals
+    assert [path.read_bytes() if path.exists() else None for path in paths] == originals
     again = _hfpatch(site, patch, "verify")
     assert again.returncode == 1 and "is live here" in again.stdout, again.stdout + again.stderr

@@ -1,0 +1,59 @@
+"""The release matrix (tests/releases.py's PROOF) against the entries it proves: every built-in patch is proven on
+the releases the rule names, each a release its entry was read from. Fast: it reads the entries, installs nothing."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from packaging.version import Version
+from releases import PROBE_NEEDS, PROOF, TORCH
+
+from hfpatch import catalog, entry
+from hfpatch.entry import Patch, Verdict
+
+PATCHES = [entry.load(directory) for directory in catalog.entry_dirs([catalog.builtin_catalog()]).values()]
+
+
+def _named(patch: Patch) -> dict[str, Verdict | None]:
+    """Every release the entry names, with its verdict: needs-patch where any of its files needs the patch."""
+    verdicts: dict[str, Verdict | None] = {}
+    for file in patch.files:
+        for known in file.known_files:
+            for release in known.releases:
+                if verdicts.get(release) is not Verdict.NEEDS_PATCH:
+                    verdicts[release] = known.verdict
+    return verdicts
+
+
+def test_every_built_in_patch_is_proven_and_only_those() -> None:
+    assert sorted(PROOF) == sorted(patch.id for patch in PATCHES)
+    assert set(PROBE_NEEDS) <= set(PROOF)
+
+
+@pytest.mark.parametrize("patch", PATCHES, ids=lambda patch: patch.id)
+def test_a_patch_is_proven_where_the_rule_says(patch: Patch) -> None:
+    distribution, proven = PROOF[patch.id]
+    assert distribution == patch.distribution
+    assert patch.probe is not None, f"{patch.id} has no probe: the matrix could prove nothing"
+    named = _named(patch)
+    assert set(proven) <= set(named), f"{patch.id} is proven on releases its entry does not name"
+    needing = sorted((Version(release) for release, verdict in named.items() if verdict is Verdict.NEEDS_PATCH))
+    newest_of_line: dict[tuple[int, int], Version] = defaultdict(lambda: Version("0"))
+    for version in needing:
+        line = (version.major, version.minor)
+        newest_of_line[line] = max(newest_of_line[line], version)
+    expected = {str(version) for version in newest_of_line.values()}
+    if patch.fixed_in is not None and patch.fixed_in in named:
+        expected.add(patch.fixed_in)
+    before = [Version(release) for release, verdict in named.items() if verdict is not Verdict.NEEDS_PATCH]
+    left_alone = [version for version in before if needing and version < needing[0]]
+    if left_alone:
+        expected.add(str(max(left_alone)))
+    assert set(proven) == expected
+
+
+def test_what_probes_need_installs_in_one_session() -> None:
+    """release_torch installs every patch's needs at once: torch is the build this machine holds."""
+    for needs in PROBE_NEEDS.values():
+        assert TORCH in needs
