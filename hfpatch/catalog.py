@@ -7,6 +7,7 @@ Only the entries asked for are read.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Iterable, Sequence
@@ -88,16 +89,44 @@ def unconverted(entries: Iterable[Path]) -> list[Path]:
     return [entry for entry in entries if (entry / OLD_ENTRY).is_file() and not (entry / ENTRY).is_file()]
 
 
-def select(patch_ids: Sequence[str], catalogs: Sequence[str]) -> list[Patch]:
-    """Load the patches asked for (all by default): an entry nobody asked for is never parsed."""
+def select(patch_ids: Sequence[str], catalogs: Sequence[str], *, whole: bool = True) -> list[Patch]:
+    """Load the patches asked for (all by default): an entry nobody asked for is never parsed. Not `whole`: each
+    as its header (what an environment without its distribution needs), but whole where it shares a file with
+    another, so that two patches of one statement are refused here all the same; `whole()` reads the rest."""
     entries = entry_dirs(catalog_dirs(catalogs))
     unknown = [patch_id for patch_id in patch_ids if patch_id not in entries]
     if unknown:
         known = ", ".join(entries) or "none"
         raise UsageError(f"no patch named {unknown[0]!r} in the catalog (it has: {known}).")
-    patches = [entry.load(entries[patch_id]) for patch_id in (patch_ids or list(entries))]
+    patches = [entry.load(entries[patch_id], whole=whole) for patch_id in (patch_ids or list(entries))]
+    if not whole:
+        sharing = _sharing_a_file(patches)
+        patches = [whole_entry(patch) if patch.id in sharing else patch for patch in patches]
     _refuse_overlaps(patches)
     return patches
+
+
+@functools.cache
+def _whole(directory: Path) -> Patch:
+    return entry.load(directory)
+
+
+def whole_entry(patch: Patch) -> Patch:
+    """The whole entry of a patch read as its header (each entry is read once a process)."""
+    return patch if patch.whole else _whole(patch.directory)
+
+
+def _sharing_a_file(patches: Sequence[Patch]) -> set[str]:
+    """The patches that change a file another one changes too."""
+    by_file: dict[tuple[str, str], set[str]] = {}
+    for patch in patches:
+        for file in patch.files:
+            by_file.setdefault((_canonical(patch.distribution), file.file), set()).add(patch.id)
+    return {patch_id for ids in by_file.values() if len(ids) > 1 for patch_id in ids}
+
+
+def _canonical(distribution: str) -> str:
+    return distribution.lower().replace("_", "-").replace(".", "-")
 
 
 def _refuse_overlaps(patches: Sequence[Patch]) -> None:
@@ -105,7 +134,7 @@ def _refuse_overlaps(patches: Sequence[Patch]) -> None:
     applied (the second would find the first's text), so they are refused together, naming both."""
     seen: dict[tuple[str, str, str], str] = {}
     for patch in patches:
-        distribution = patch.distribution.lower().replace("_", "-").replace(".", "-")
+        distribution = _canonical(patch.distribution)
         for file in patch.files:
             for target in file.targets:
                 key = (distribution, file.file, target.name)

@@ -287,13 +287,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """apply, check, revert, verify and list: every selected patch in every environment, rendered."""
     patch_ids = list(dict.fromkeys(args.patch_ids))
-    patches = catalog.select(patch_ids, args.catalogs)
+    listing = args.command == "list"
+    # list shows every entry, so it reads each whole; the others read an entry whole only where it is needed.
+    patches = catalog.select(patch_ids, args.catalogs, whole=listing)
     options = Options(dry_run=getattr(args, "dry_run", False), force=getattr(args, "force", False))
 
     def advice_for(given: str | None) -> Suggest:
         return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs)
 
-    listing = args.command == "list"
     command = Command.CHECK if listing else Command(args.command)
     results = commands.run(command, args.pythons, patches, options, advice_for, require_installed=not listing)
     if getattr(args, "fail_on_obsolete", False):

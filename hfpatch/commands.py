@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 
-from hfpatch import engine
+from hfpatch import catalog, engine
 from hfpatch.diagnosis import Condition, Suggest, plain
 from hfpatch.entry import Patch
 from hfpatch.environment import Environment, resolve_python
@@ -49,15 +49,31 @@ def run(
         result = EnvironmentResult(requested=given)
         results.append(result)
         try:
-            environment = result.environment = Environment(resolve_python(given))
+            result.environment = Environment(resolve_python(given))
         except HfpatchError as error:
             result.error = str(error)
+    # A patch read as its header is read whole where its distribution is installed, in every environment before
+    # any acts: a fault in an entry stops the run before anything is written.
+    usable = [result.environment for result in results if result.environment is not None]
+    wanted = {patch.id: catalog.whole_entry(patch) for patch in patches if any(_has(each, patch) for each in usable)}
+    for result in results:
+        environment = result.environment
+        if environment is None:
             continue
-        here = options._replace(suggest=advice_for(given))
-        result.outcomes = [engine.run(command, patch, environment, here) for patch in patches]
+        here = options._replace(suggest=advice_for(result.requested))
+        chosen = [wanted[patch.id] if _has(environment, patch) else patch for patch in patches]
+        result.outcomes = [engine.run(command, patch, environment, here) for patch in chosen]
         if require_installed and _found_nothing(result, environment):
             result.error = _nothing_installed(command.value, environment, patches, given is not None)
     return results
+
+
+def _has(environment: Environment, patch: Patch) -> bool:
+    """The environment imports the patch's package (or cannot tell: the engine reports that, with the whole entry)."""
+    try:
+        return environment.installation_of(patch) is not None
+    except HfpatchError:
+        return True
 
 
 def _found_nothing(result: EnvironmentResult, environment: Environment) -> bool:

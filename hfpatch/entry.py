@@ -153,6 +153,9 @@ class Patch(NamedTuple):
     advisories: tuple[str, ...] = ()
     # The oldest and the newest release `hfpatch new` read: what the entry knows.
     releases_read: tuple[str, str] | None = None
+    # False for an entry read as its header (each file's module and path, no targets): all a command needs in an
+    # environment that does not have the distribution (catalog.select reads the whole entry where it is needed).
+    whole: bool = True
 
     @property
     def package(self) -> str:
@@ -187,8 +190,9 @@ def text_sha256(text: str) -> str:
 # ------------------------------------------------------------------------------------------------- reading
 
 
-def load(directory: Path) -> Patch:
-    """Read and validate one entry; any fault is a CatalogError naming the file and what is wrong."""
+def load(directory: Path, *, whole: bool = True) -> Patch:
+    """Read and validate one entry; any fault is a CatalogError naming the file and what is wrong. Not `whole`:
+    its header and the module and path of each file, validated; the rest is neither checked nor kept."""
     path = directory / ENTRY
     try:
         data = json.loads(path.read_bytes(), object_pairs_hook=_object)
@@ -198,15 +202,15 @@ def load(directory: Path) -> Patch:
         raise CatalogError(f"{path} is not valid JSON: {error}.") from None
     except RecursionError:
         raise CatalogError(f"{path} is not valid JSON: it nests too deeply.") from None
-    return from_data(data, directory, path)
+    return from_data(data, directory, path, whole=whole)
 
 
-def from_data(data: object, directory: Path, path: Path) -> Patch:
+def from_data(data: object, directory: Path, path: Path, *, whole: bool = True) -> Patch:
     """Validate an entry's content (as read from `path`) for the entry directory `directory`."""
     try:
         if not isinstance(data, dict):
             raise ValueError(f"it holds a JSON {type(data).__name__}, not an object")
-        return _patch(data, directory)
+        return _patch(data, directory, whole)
     except OSError as error:  # a fixed/ file that is there but cannot be read
         raise CatalogError(f"cannot read {error.filename}: {error.strerror}.") from None
     except (KeyError, TypeError, ValueError) as error:
@@ -247,7 +251,7 @@ def _known_keys(data: Mapping[str, Any], what: str) -> None:
         raise ValueError(f"{what.partition(' (')[0]} has an unknown key {unknown[0]!r} (it may have {allowed})")
 
 
-def _patch(data: Mapping[str, Any], directory: Path) -> Patch:
+def _patch(data: Mapping[str, Any], directory: Path, whole: bool = True) -> Patch:
     schema = data.get("schema")
     if type(schema) is not int or schema not in READS:
         newer = " (a newer hfpatch wrote it? upgrade hfpatch)" if type(schema) is int and schema > SCHEMA else ""
@@ -262,9 +266,9 @@ def _patch(data: Mapping[str, Any], directory: Path) -> Patch:
             f"({directory.name!r})"
         )
     if legacy:
-        files: tuple[PatchFile, ...] = (_file(data, directory, legacy=True),)
+        files: tuple[PatchFile, ...] = (_file(data, directory, legacy=True, whole=whole),)
     else:
-        files = tuple(_file(item, directory, legacy=False) for item in _objects(data, "files"))
+        files = tuple(_file(item, directory, legacy=False, whole=whole) for item in _objects(data, "files"))
     if not files:
         raise ValueError("it names no files")
     if len({file.file for file in files}) != len(files):
@@ -286,10 +290,11 @@ def _patch(data: Mapping[str, Any], directory: Path) -> Patch:
         about=_strings(data, "about"),
         advisories=_advisories(data),
         releases_read=_span(data, "releases_read"),
+        whole=whole,
     )
 
 
-def _file(data: Mapping[str, Any], directory: Path, *, legacy: bool) -> PatchFile:
+def _file(data: Mapping[str, Any], directory: Path, *, legacy: bool, whole: bool = True) -> PatchFile:
     if not legacy:
         _known_keys(data, "a file")
     module = _string(data, "module")
@@ -298,6 +303,8 @@ def _file(data: Mapping[str, Any], directory: Path, *, legacy: bool) -> PatchFil
     file = _string(data, "file")
     if file.startswith("/") or ".." in file.split("/") or not file.endswith(".py"):
         raise ValueError(f"file {file!r} must be a .py path relative to site-packages")
+    if not whole:
+        return PatchFile(module, file, ())
     targets = tuple(_target(item, directory, legacy) for item in _objects(data, "targets"))
     if not targets:
         raise ValueError(f"it names no targets in {file}")
@@ -462,9 +469,15 @@ def _versions(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
 
 def _strings(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
     values = data.get(key, [])
-    if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+    # check loads every entry: the strings of a list are checked at once (join refuses anything but strings).
+    try:
+        joined = "".join(values) if isinstance(values, list) else None
+    except TypeError:
+        joined = None
+    if joined is None:
         raise ValueError(f"{key} must be a list of strings")
-    return tuple(_text(value, key) for value in values)
+    _text(joined, key)
+    return tuple(values)
 
 
 def _text(value: str, key: str) -> str:
@@ -523,6 +536,7 @@ def render(patch: Patch) -> str:
     """The entry's patch.json, laid out for a reviewer: one key a line, digests and releases six a line. Every
     target with a fixed text must have its place (with_fixed_files). An entry of schema 2 (digested as hfpatch 0.2
     digested, such as one `python -m hfpatch.migrate` converts) is written in schema 2."""
+    assert patch.whole, f"{patch.id} was read as its header only"
     legacy = all(target.legacy for file in patch.files for target in file.targets)
     entry: dict[str, object] = {"schema": 2 if legacy else SCHEMA}
     if patch.about:

@@ -7,6 +7,7 @@ is made (a released file the catalog knows by digest never needs one).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,9 @@ _PEP440 = re.compile(
 )
 
 
+@functools.cache
 def is_version(text: str) -> bool:
+    # Cached: the releases an entry lists repeat across its forms and known files, and check loads every entry.
     return _PEP440.fullmatch(text) is not None
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toy import PATCH_ID, make_site
 
 from hfpatch import catalog, entry
 from hfpatch.catalog import CATALOG_VARIABLE
@@ -449,3 +450,50 @@ def test_a_given_catalog_that_is_no_catalog_is_refused_naming_it(
         catalog.entry_dirs(catalog.catalog_dirs([str(given)]))
     assert str(given) in str(raised.value)
     assert says in str(raised.value)
+
+
+# --------------------------------------------------------------------------------- what a command reads of an entry
+
+
+def test_an_entry_is_read_whole_only_where_its_distribution_is_installed(tmp_path: Path) -> None:
+    """check, apply, verify and revert read an entry of a distribution the environment lacks as its header only, so
+    that a big team catalog costs little; list reads every entry whole, and refuses the faulty one."""
+    site = make_site(tmp_path)  # toypkg installed; teampkg, of the team entry, not
+    data = valid()
+    data["files"][0]["targets"][0]["forms"][0]["sha256"] = "ABC"  # a fault deep in the body
+    write_entry(site.team_catalog, data)
+    for command in ("check", "apply", "verify", "revert"):
+        done = site.run(command, "--patch", ENTRY_ID)
+        assert done.code in (0, 1), (command, done.out, done.err)
+        assert f"{ENTRY_ID}: not-installed" in done.out, (command, done.out)
+    listed = site.run("list", "--patch", ENTRY_ID)
+    assert listed.code == 2 and "not a sha256" in listed.err and str(site.team_catalog / ENTRY_ID) in listed.err
+
+
+def test_a_faulty_entry_of_an_installed_distribution_stops_the_run_before_anything_is_written(tmp_path: Path) -> None:
+    site = make_site(tmp_path)  # toypkg installed; teampkg, of the team entry, not
+    path = site.team_catalog / PATCH_ID / entry.ENTRY
+    data = json.loads(path.read_text())
+    data["targets"][0]["forms"][0]["verdict"] = "needs-a-patch"
+    path.write_text(json.dumps(data))
+    before = site.file.read_bytes()
+    done = site.run("apply")
+    assert done.code == 2 and "verdict 'needs-a-patch' is none of" in done.err, done.out + done.err
+    assert site.file.read_bytes() == before and not site.holds_state
+
+
+def test_the_header_of_an_entry_is_checked_wherever_it_is_read(tmp_path: Path) -> None:
+    site = make_site(tmp_path)  # toypkg installed; teampkg, of the team entry, not
+    data = valid()
+    del data["title"]
+    write_entry(site.team_catalog, data)
+    done = site.run("check", "--patch", ENTRY_ID)
+    assert done.code == 2 and "missing 'title'" in done.err
+
+
+def test_two_entries_of_one_statement_are_refused_where_their_distribution_is_not_installed(tmp_path: Path) -> None:
+    site = make_site(tmp_path)  # toypkg installed; teampkg, of the team entry, not
+    write_entry(site.team_catalog, valid())
+    write_entry(site.team_catalog, valid("team-2"), "team-2")
+    done = site.run("check", "--patch", ENTRY_ID, "--patch", "team-2")
+    assert done.code == 2 and "team-1 and team-2 both change greet in teampkg/core.py" in done.err, done.err

@@ -306,6 +306,8 @@ OUTCOME_FIELDS = {
     "url",
     "fixed_in",
     "distribution",
+    "advisories",
+    "advisory_status",
     "condition",
     "action",
     "exit_code",
