@@ -5,9 +5,12 @@ Run it with the interpreter of an environment that has hfpatch and an affected t
     python benchmarks/bench.py [--runs N]
 
 It prints, over N rounds in one go, the median wall time of each, and the median of its ratio to the import in
-the same round: a bare interpreter start; `hfpatch check` before and after apply; `hfpatch apply` on a fresh copy of
-the target each time; and `python -c "import transformers.dynamic_module_utils"`, the import a runtime monkeypatch
-must pay in every process.
+the same round: a bare interpreter start; `hfpatch check` of the built-in catalog, and of it with a team catalog of
+`--team` entries (default 50) beside it, before and after apply; `hfpatch apply` of one patch on a fresh copy of the
+target each time, the team catalog beside it; and `python -c "import transformers.dynamic_module_utils"`, the
+import a runtime monkeypatch must pay in every process. The team catalog's entries are the built-in
+transformers-40669's, each for a distribution of its own that is not installed: a team's fixes of the other
+libraries it uses, which an environment without them should barely pay for.
 The environment's own transformers is never written: apply runs on a private copy that is imported first through
 PYTHONPATH.
 """
@@ -25,6 +28,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from hfpatch import catalog
+from hfpatch.entry import ENTRY
 
 TARGET = Path("transformers") / "dynamic_module_utils.py"
 
@@ -55,14 +61,43 @@ def private_copy(scratch: Path) -> Path:
     return site
 
 
+def team_catalog(where: Path, count: int) -> Path:
+    """`count` entries as big as a real one, each for a made-up distribution that is not installed."""
+    import json
+
+    template = catalog.builtin_catalog() / "transformers-40669"
+    data = json.loads((template / "patch.json").read_text(encoding="utf-8"))
+    for number in range(count):
+        name = f"teamlib{number:02d}"
+        directory = where / f"{name}-1"
+        shutil.copytree(template / "fixed", directory / "fixed")
+        entry = {**data, "id": directory.name, "distribution": name, "probe": None}
+        del entry["probe"]
+        entry["files"] = [
+            {
+                **file,
+                "module": file["module"].replace("transformers", name),
+                "file": file["file"].replace("transformers", name),
+            }
+            for file in data["files"]
+        ]
+        (directory / "patch.json").write_text(json.dumps(entry, indent=2), encoding="utf-8")
+    return where
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15)
-    runs = parser.parse_args().runs
+    parser.add_argument("--team", type=int, default=50, help="entries in the team catalog beside the built-in one")
+    options = parser.parse_args()
+    runs = options.runs
     hfpatch = [sys.executable, "-m", "hfpatch"]
     with tempfile.TemporaryDirectory(prefix="hfpatch-bench-") as scratch_name:
         site = private_copy(Path(scratch_name))
+        team = team_catalog(Path(scratch_name) / "team", options.team)
         env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
+        with_team = {**env, "HFPATCH_CATALOG": str(team)}
+        built_in = len(list(catalog.builtin_catalog().glob(f"*/{ENTRY}")))
         original = (site / TARGET).read_bytes()
         (record,) = site.glob("transformers-*.dist-info/RECORD")
         original_record = record.read_bytes()
@@ -78,9 +113,19 @@ def main() -> None:
         # One measurement of each per round, in rotation, so that every row sees the same machine conditions.
         measures: list[tuple[str, Callable[[], float]]] = [
             ("bare interpreter start (python -c pass)", lambda: timed([*python, "pass"], env, {0})),
-            ("hfpatch check (not patched yet: exit 1)", lambda: timed([*hfpatch, "check"], env, {1})),
-            ("hfpatch apply (on a fresh copy of the file)", lambda: timed([*hfpatch, "apply"], env, {0})),
-            ("hfpatch check (patched: exit 0)", lambda: timed([*hfpatch, "check"], env, {0})),
+            (f"hfpatch check, {built_in} built-in entries (exit 1)", lambda: timed([*hfpatch, "check"], env, {1})),
+            (
+                f"hfpatch check, {built_in} + {options.team} team entries (exit 1)",
+                lambda: timed([*hfpatch, "check"], with_team, {1}),
+            ),
+            (
+                "hfpatch apply --patch transformers-46618 (team catalog too)",
+                lambda: timed([*hfpatch, "apply", "--patch", "transformers-46618"], with_team, {0}),
+            ),
+            (
+                f"hfpatch check, {built_in} + {options.team} team entries, patched",
+                lambda: timed([*hfpatch, "check"], with_team, {0, 1}),
+            ),
             (
                 "python -c 'import transformers.dynamic_module_utils'",
                 lambda: timed([*python, "import transformers.dynamic_module_utils"], env, {0}),
