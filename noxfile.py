@@ -223,3 +223,11 @@ def bench(session: nox.Session) -> None:
     session.install("pip")
     session.run("python", "-m", "pip", "install", "-q", ".", f"transformers=={NEWEST_AFFECTED['transformers-46618']}")
     session.run("python", "benchmarks/bench.py", *session.posargs)
+
+
+@nox.session(python=MAIN_PYTHON, default=False)
+def bench_three_files(session: nox.Session) -> None:
+    """What check and apply cost for a patch of three files, written by `hfpatch new` from the package index."""
+    session.install("pip")
+    session.run("python", "-m", "pip", "install", "-q", ".", "transformers==5.5.0")
+    session.run("python", "benchmarks/bench.py", "--three-files", *session.posargs)

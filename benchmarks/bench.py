@@ -45,7 +45,8 @@ def timed(command: list[str], env: dict[str, str], expect: set[int]) -> float:
     return elapsed
 
 
-def private_copy(scratch: Path) -> Path:
+def private_copy(scratch: Path, files: list[Path]) -> Path:
+    """The installed transformers, hard-linked, except `files` and RECORD, which apply writes: those are copies."""
     spec = importlib.util.find_spec("transformers")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("transformers is not installed in this environment")
@@ -54,11 +55,32 @@ def private_copy(scratch: Path) -> Path:
     shutil.copytree(root / "transformers", site / "transformers", copy_function=os.link)
     for dist_info in root.glob("transformers-*.dist-info"):
         shutil.copytree(dist_info, site / dist_info.name)
-    private = site / TARGET
-    data = private.read_bytes()
-    private.unlink()
-    private.write_bytes(data)
+    for private in files:
+        data = (site / private).read_bytes()
+        (site / private).unlink()
+        (site / private).write_bytes(data)
     return site
+
+
+# A fix of three files: transformers 5.5.1 reshapes the attention of every model by the input's shape (one change,
+# cherry-picked onto 5.5.0); three of those files make a patch of three files, written by `hfpatch new`.
+THREE_FILES = {
+    "transformers.models.bart.modeling_bart": "BartAttention.forward",
+    "transformers.models.bert.modeling_bert": "BertCrossAttention.forward",
+    "transformers.models.clip.modeling_clip": "CLIPAttention.forward",
+}
+THREE_FILES_ON = "5.5.0"
+
+
+def three_file_entry(where: Path) -> str:
+    """The entry `hfpatch new` writes for THREE_FILES from the wheels of 5.5.0 and 5.5.1 (the package index)."""
+    targets = [word for module, name in THREE_FILES.items() for word in ("--target", f"transformers:{module}:{name}")]
+    command = [sys.executable, "-m", "hfpatch", "new", "attention-5.5.1", *targets, "--fixed-in", "5.5.1"]
+    command += ["--since", THREE_FILES_ON, "--catalog", str(where), "--cache", str(where.parent / "wheels")]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=tempfile.gettempdir())
+    if done.returncode != 0:
+        raise SystemExit(f"hfpatch new exited {done.returncode}:\n{done.stdout}{done.stderr}")
+    return "attention-5.5.1"
 
 
 def team_catalog(where: Path, count: int) -> Path:
@@ -89,48 +111,81 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--team", type=int, default=50, help="entries in the team catalog beside the built-in one")
+    parser.add_argument(
+        "--three-files",
+        action="store_true",
+        help=f"instead: check and apply of a patch of three files (in an environment of transformers {THREE_FILES_ON})",
+    )
     options = parser.parse_args()
     runs = options.runs
     hfpatch = [sys.executable, "-m", "hfpatch"]
+    python = [sys.executable, "-c"]
     with tempfile.TemporaryDirectory(prefix="hfpatch-bench-") as scratch_name:
-        site = private_copy(Path(scratch_name))
-        team = team_catalog(Path(scratch_name) / "team", options.team)
+        scratch = Path(scratch_name)
+        if options.three_files:
+            patch_id = three_file_entry(scratch / "team")
+            written = [Path(*module.split(".")).with_suffix(".py") for module in THREE_FILES]
+        else:
+            patch_id, written = "transformers-46618", [TARGET]
+        site = private_copy(scratch, written)
         env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
-        with_team = {**env, "HFPATCH_CATALOG": str(team)}
-        built_in = len(list(catalog.builtin_catalog().glob(f"*/{ENTRY}")))
-        original = (site / TARGET).read_bytes()
+        originals = {path: (site / path).read_bytes() for path in written}
         (record,) = site.glob("transformers-*.dist-info/RECORD")
         original_record = record.read_bytes()
 
         def reset() -> None:
-            (site / TARGET).unlink()
-            (site / TARGET).write_bytes(original)
+            for path, data in originals.items():
+                (site / path).unlink()
+                (site / path).write_bytes(data)
             record.write_bytes(original_record)
             shutil.rmtree(site / ".hfpatch", ignore_errors=True)
-            shutil.rmtree(site / "transformers" / "__pycache__", ignore_errors=True)
+            for cache in site.glob("transformers/**/__pycache__"):
+                shutil.rmtree(cache, ignore_errors=True)
 
-        python = [sys.executable, "-c"]
+        bare = ("bare interpreter start (python -c pass)", lambda: timed([*python, "pass"], env, {0}))
+        yardstick = (
+            "python -c 'import transformers.dynamic_module_utils'",
+            lambda: timed([*python, "import transformers.dynamic_module_utils"], env, {0}),
+        )
         # One measurement of each per round, in rotation, so that every row sees the same machine conditions.
-        measures: list[tuple[str, Callable[[], float]]] = [
-            ("bare interpreter start (python -c pass)", lambda: timed([*python, "pass"], env, {0})),
-            (f"hfpatch check, {built_in} built-in entries (exit 1)", lambda: timed([*hfpatch, "check"], env, {1})),
-            (
-                f"hfpatch check, {built_in} + {options.team} team entries (exit 1)",
-                lambda: timed([*hfpatch, "check"], with_team, {1}),
-            ),
-            (
-                "hfpatch apply --patch transformers-46618 (team catalog too)",
-                lambda: timed([*hfpatch, "apply", "--patch", "transformers-46618"], with_team, {0}),
-            ),
-            (
-                f"hfpatch check, {built_in} + {options.team} team entries, patched",
-                lambda: timed([*hfpatch, "check"], with_team, {0, 1}),
-            ),
-            (
-                "python -c 'import transformers.dynamic_module_utils'",
-                lambda: timed([*python, "import transformers.dynamic_module_utils"], env, {0}),
-            ),
-        ]
+        measures: list[tuple[str, Callable[[], float]]]
+        if options.three_files:
+            own = {**env, "HFPATCH_CATALOG": str(scratch / "team")}
+            only = ["--patch", patch_id]
+            measures = [
+                bare,
+                (
+                    "hfpatch check, a patch of three files (exit 1)",
+                    lambda: timed([*hfpatch, "check", *only], own, {1}),
+                ),
+                ("hfpatch apply, a patch of three files", lambda: timed([*hfpatch, "apply", *only], own, {0})),
+                (
+                    "hfpatch check, a patch of three files, patched",
+                    lambda: timed([*hfpatch, "check", *only], own, {0}),
+                ),
+                yardstick,
+            ]
+        else:
+            team = team_catalog(scratch / "team", options.team)
+            with_team = {**env, "HFPATCH_CATALOG": str(team)}
+            built_in = len(list(catalog.builtin_catalog().glob(f"*/{ENTRY}")))
+            measures = [
+                bare,
+                (f"hfpatch check, {built_in} built-in entries (exit 1)", lambda: timed([*hfpatch, "check"], env, {1})),
+                (
+                    f"hfpatch check, {built_in} + {options.team} team entries (exit 1)",
+                    lambda: timed([*hfpatch, "check"], with_team, {1}),
+                ),
+                (
+                    f"hfpatch apply --patch {patch_id} (team catalog too)",
+                    lambda: timed([*hfpatch, "apply", "--patch", patch_id], with_team, {0}),
+                ),
+                (
+                    f"hfpatch check, {built_in} + {options.team} team entries, patched",
+                    lambda: timed([*hfpatch, "check"], with_team, {0, 1}),
+                ),
+                yardstick,
+            ]
         samples: dict[str, list[float]] = {name: [] for name, _ in measures}
         for round_number in range(runs + 1):
             reset()
