@@ -556,7 +556,7 @@ def render(patch: Patch) -> str:
     for key in ("probe", "transform"):
         path = getattr(patch, key)
         if path is not None:
-            entry[key] = path.relative_to(patch.directory.resolve()).as_posix()
+            entry[key] = path.resolve().relative_to(patch.directory.resolve()).as_posix()
     if legacy:
         rendered = _render_file(patch, patch.files[0])
         entry.update(targets=rendered["targets"], known_files=rendered["known_files"])

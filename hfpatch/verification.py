@@ -34,9 +34,10 @@ def verify(checked: Outcome) -> Outcome:
     installation = None if facts is None else facts.installation
     if facts is None or installation is None:
         return _with(checked, Action.NOTHING_TO_VERIFY, ExitCode.OK, checked.message)
-    if checked.condition in (Condition.NOT_APPLICABLE, Condition.FIXED_UPSTREAM):
-        # The release does not carry the code the patch is for: nothing of hfpatch's to prove, and a probe of a
-        # later release can be slow (huggingface_hub 1.x retries a refused connection for most of a minute).
+    if checked.condition in (Condition.NOT_APPLICABLE, Condition.FIXED_UPSTREAM, Condition.NOT_COVERED):
+        # The release does not carry the code the patch is for, or is one the entry was not written from: the patch
+        # leaves it, so there is nothing of hfpatch's to prove (what a probe says of another form of the code is
+        # no advice hfpatch can follow), and a probe of a later release can be slow.
         return _with(checked, Action.NOT_NEEDED, CHECK_EXIT[checked.condition], checked.message)
     if CHECK_EXIT[checked.condition] is ExitCode.ERROR:
         # Edited or unknown code, or hfpatch's own state in doubt: whatever a probe says, that is the news.
@@ -63,12 +64,17 @@ def verify(checked: Outcome) -> Outcome:
     if result.get("ok"):
         message = f"the real code works here{shadow}: {_context(checked)}"
         return _with(checked, Action.VERIFIED, ExitCode.OK, message)
-    failure = f"{result.get('error_type', 'failure')}: {result.get('error', 'no detail')}"
+    failure = _one_line(f"{result.get('error_type', 'failure')}: {result.get('error', 'no detail')}")
     if result.get("bug"):
         advice = f"; {checked.advice}" if checked.advice else ""
         message = f"the bug of {patch.upstream} is live here{shadow}: {failure}{advice}"
         return _with(checked, Action.VERIFY_FAILED, ExitCode.ACTION_NEEDED, message)
     return _with(checked, Action.VERIFY_FAILED, ExitCode.ERROR, f"the real code failed{shadow}: {failure}")
+
+
+def _one_line(text: str) -> str:
+    """A probe's error as one line of the report, however many lines the real code's message has."""
+    return " ".join(text.split())
 
 
 def _with(checked: Outcome, action: Action, code: ExitCode, message: str) -> Outcome:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import wheelfactory as factory
 from packaging.version import Version
-from support import Completed, Venv, dependencies_view, hfpatch, in_process, make_venv, run, sha256
+from support import Completed, Venv, clean_env, dependencies_view, hfpatch, in_process, make_venv, run, sha256
 
 from hfpatch import catalog, classify, entry, statements
 from hfpatch.entry import Patch, Verdict
@@ -282,6 +282,32 @@ def test_what_root_writes_into_a_users_catalog_belongs_to_that_user(new: NewRun,
     assert {(path.relative_to(repository).as_posix(), path.stat().st_uid, path.stat().st_gid) for path in written} == {
         (path.relative_to(repository).as_posix(), 4242, 4343) for path in written
     }
+
+
+def test_a_catalog_named_relative_to_the_current_directory_is_written_there(wheels: Path, tmp_path: Path) -> None:
+    done = hfpatch(
+        "new", "madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--catalog", "hfpatches",
+        "--find-links", str(wheels), cwd=tmp_path,
+    )  # fmt: skip
+    assert done.code == 0, done.out + done.err
+    written = entry.load(tmp_path / "hfpatches" / "madeup-total")
+    assert written.probe == (tmp_path / "hfpatches" / "madeup-total" / "probe.py").resolve()
+    assert json.loads((tmp_path / "hfpatches" / "madeup-total" / "patch.json").read_text())["probe"] == "probe.py"
+
+
+def test_the_note_of_an_id_the_built_in_catalog_has_is_for_another_catalog_only(wheels: Path, tmp_path: Path) -> None:
+    """Regenerating a built-in entry in a checkout writes into the built-in catalog itself: no clash to warn of."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(Path(entry.__file__).parent, checkout / "hfpatch", ignore=shutil.ignore_patterns("__pycache__"))
+    (checkout / "patches").mkdir()
+    env = clean_env(PYTHONPATH=str(checkout))
+    args = ["new", "madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--find-links", str(wheels)]
+    into_builtin = hfpatch(*args, "--catalog", str(checkout / "patches"), env=env)
+    assert into_builtin.code == 0, into_builtin.out + into_builtin.err
+    assert "built-in catalog has an entry" not in into_builtin.out
+    elsewhere = hfpatch(*args, "--catalog", str(tmp_path / "team"), env=env)
+    assert elsewhere.code == 0, elsewhere.out + elsewhere.err
+    assert "note: the built-in catalog has an entry madeup-total too" in elsewhere.out
 
 
 def test_an_existing_entry_is_refused_unless_forced_and_then_written_anew(new: NewRun, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from support import Completed, Site
-from toy import PATCH_ID, make_site
+from toy import BUGGY_MODULE, PATCH_ID, make_site
 
 # The start of every probe below: the toy patch's module, imported as the application imports it.
 _IMPORT = "import json, os, sys\nimport toypkg.core as core\n"
@@ -169,6 +169,31 @@ def test_a_probe_whose_code_needs_what_the_interpreter_lacks_proves_nothing(site
     done, found = _verify(site, tmp_path)
     assert (done.code, found["action"]) == (0, "not-verified"), found["message"]
     assert "verified" not in done.out.replace("not-verified", "")
+
+
+def test_a_release_the_entry_was_not_written_from_is_left_alone_and_no_probe_runs(tmp_path: Path) -> None:
+    """What a probe says of another form of the code is no advice hfpatch could follow: the patch leaves it."""
+    older = make_site(tmp_path, version="0.6", module=BUGGY_MODULE.replace('", " + name', '", " + str(name)'))
+    path = older.team_catalog / PATCH_ID / "patch.json"
+    data = json.loads(path.read_text())
+    file = {key: data.pop(key) for key in ("module", "file", "targets", "known_files")}
+    data.update(schema=3, files=[file], releases_read=["1.0", "2.0"])
+    path.write_text(json.dumps(data))
+    _probe(older, "raise SystemExit('the probe ran')\n")
+    done, found = _verify(older, tmp_path)
+    assert (done.code, found["condition"], found["action"]) == (0, "not-covered", "not-needed"), found["message"]
+    assert "the probe ran" not in done.out + done.err
+
+
+def test_a_probe_s_error_of_several_lines_is_one_line_of_the_report(site: Site, tmp_path: Path) -> None:
+    _probe(site, "print(json.dumps({'ok': False, 'bug': True, 'error_type': 'E', 'error': 'first\\n  second'}))\n")
+    done = site.run("verify", TMPDIR=str(tmp_path))
+    (line,) = [line for line in done.out.splitlines() if PATCH_ID in line]
+    assert (
+        line.endswith("is live here: E: first second; run `hfpatch apply --patch toypkg-1`")
+        or "E: first second" in line
+    )
+    assert "second" not in done.out.replace(line, "")
 
 
 def test_a_probe_that_cannot_be_read_is_broken(site: Site, tmp_path: Path) -> None:

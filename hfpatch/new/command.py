@@ -299,7 +299,8 @@ def run(args: Request, out: TextIO) -> int:
         f"{_count(on_disk, 'file')} on disk)",
         file=out,
     )
-    if (catalog.builtin_catalog() / patch_id / entry.ENTRY).is_file():
+    builtin = catalog.builtin_catalog() / patch_id
+    if (builtin / entry.ENTRY).is_file() and builtin.resolve() != written.resolve():
         print(
             f"note: the built-in catalog has an entry {patch_id} too; hfpatch refuses two entries with one id, so "
             "rename this one to use it beside the built-in catalog.",
