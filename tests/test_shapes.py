@@ -257,12 +257,21 @@ COUNTER_10 = "LIMIT = 3\n\n\ndef bump(x):\n    return min(x + 1, LIMIT)\n"
 COUNTER_20 = "LIMIT = 5\n\n\ndef bump(x):\n    return min(x + 1, LIMIT) if x >= 0 else 0\n"
 TEXT_10 = STRINGS
 TEXT_20 = STRINGS.replace('"1"', '"2"')
+META_10 = (
+    "from dataclasses import dataclass\n\n\n@dataclass\nclass Meta:\n    size: int\n\n\n"
+    "def read(text):\n    return Meta(size=int(text))\n"
+)
+META_20 = (
+    "from dataclasses import dataclass\n\n\n@dataclass\nclass Meta:\n    size: int\n    remote: str | None = None\n"
+    "\n\ndef read(text):\n    size, _, remote = text.partition(' ')\n"
+    "    return Meta(size=int(size), remote=remote or None)\n"
+)
 
 RELEASES = {
     "1.0": {"shapes": SHAPES_10, "config": CONFIG_10, "utils": UTILS_10, "models": MODELS_10, "counter": COUNTER_10,
-            "text": TEXT_10},
+            "text": TEXT_10, "meta": META_10},
     "2.0": {"shapes": SHAPES_20, "config": CONFIG_20, "utils": UTILS_20, "models": MODELS_20, "counter": COUNTER_20,
-            "text": TEXT_20},
+            "text": TEXT_20, "meta": META_20},
 }  # fmt: skip
 
 
@@ -362,6 +371,28 @@ def test_a_fix_that_calls_another_module_with_a_new_signature_is_refused_naming_
     assert _hfpatch(venv, "revert", catalog, "madeup-models").code == 0
     assert (venv.site_packages / "madeup" / "models.py").read_text() == MODELS_10
     assert (venv.site_packages / "madeup" / "utils.py").read_text() == UTILS_10
+
+
+def test_a_fix_that_constructs_a_class_of_its_module_with_new_fields_is_refused_or_carries_the_class(
+    capsys: pytest.CaptureFixture[str], wheels: Path, tmp_path: Path
+) -> None:
+    """The fix of read() builds Meta(remote=...), a field 1.0's dataclass lacks: read() alone would raise TypeError
+    at run time (or, caught, lose data), so it is refused naming the class, or carried with it."""
+    catalog = tmp_path / "catalog"
+    alone = _new(capsys, wheels, catalog, "madeup-meta", "madeup.meta:read")
+    assert alone.code == 2
+    assert alone.table()["1.0"][1] == "not-safe"
+    assert (
+        "the fix of read calls Meta, which here is class with fields (size) where madeup 2.0 has class with fields "
+        "(size, remote=...); add --target DIST:madeup.meta:Meta to carry it"
+    ) in alone.out
+    assert not (catalog / "madeup-meta").exists()
+    both = _new(capsys, wheels, catalog, "madeup-meta", "madeup.meta:read", "madeup.meta:Meta")
+    assert both.code == 0, both.out + both.err
+    venv = _venv(tmp_path, wheels)
+    assert _hfpatch(venv, "apply", catalog, "madeup-meta").code == 0
+    assert venv.run("from madeup.meta import read; print(read('3 hub'))") == "Meta(size=3, remote='hub')"
+    assert (venv.site_packages / "madeup" / "meta.py").read_text() == META_20
 
 
 def test_what_the_fix_changes_beside_its_targets_is_named_and_not_carried(

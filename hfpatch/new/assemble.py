@@ -296,7 +296,9 @@ def _judge_file(
     if taken:
         reason = f"the fix takes away {', '.join(taken)}, which the rest of this release's {fix.file} still uses"
         return FileVerdict(Judged.NOT_SAFE, reason, judged, patched)
-    calls = _calls_elsewhere(fix, fix_source, fixed, releases, release, modules, fix.module.split(".")[0])
+    calls = _calls_here(fix, fix_source, result, fixed.label) or _calls_elsewhere(
+        fix, fix_source, fixed, releases, release, modules, fix.module.split(".")[0]
+    )
     if calls:
         return FileVerdict(Judged.NOT_SAFE, calls, judged, patched)
     reasons = []
@@ -313,6 +315,24 @@ def _patched(text: bytes, header: Patch, draft: PatchFile) -> bytes:
     from hfpatch import rewrite  # libcst: what `apply` uses, so that the table says what apply would write
 
     return rewrite.patched(text, header._replace(files=(draft,), transform=None), draft)
+
+
+def _calls_here(fix: FileFix, fix_source: statements.SourceFile, patched: statements.SourceFile, label: str) -> str:
+    """Why the fix's calls of a function or class of its own module that it does not carry would fail in the
+    patched release (the callee here takes other arguments than the fix's module's), or ""."""
+    carried = {change.key for change in fix.changes}
+    for change in fix.changes:
+        if change.op is Op.DELETE:
+            continue
+        for name in sorted(judge.free_names(change.text) - carried):
+            ours, theirs = judge.callee_signature(patched, name), judge.callee_signature(fix_source, name)
+            if ours is None or theirs is None or judge.callee_accepts(patched, fix_source, name):
+                continue
+            return (
+                f"the fix of {change.key} calls {name}, which here is {ours} where {label} has {theirs}; add "
+                f"--target DIST:{fix.module}:{name} to carry it"
+            )
+    return ""
 
 
 def _calls_elsewhere(

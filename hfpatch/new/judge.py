@@ -578,7 +578,8 @@ def imported_from(source: statements.SourceFile, name: str, package: str, module
 
 
 def callee_signature(source: statements.SourceFile | None, name: str) -> str | None:
-    """How a module's function or class is called: its signature (a class's `__init__`'s); None where it has none."""
+    """How a module's function or class is called: its signature (a class's `__init__`'s, or the fields a class
+    without one declares, as a dataclass or NamedTuple is called); None where it has none."""
     if source is None:
         return None
     unit = statements.find(source, name)
@@ -590,8 +591,34 @@ def callee_signature(source: statements.SourceFile | None, name: str) -> str | N
         init = statements.find(source, f"{name}.__init__")
         if init is not None and isinstance(init.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return f"class {signature(init.node)}"
-        return "class"
+        fields = [_field(statement) for statement in unit.node.body if isinstance(statement, ast.AnnAssign)]
+        return f"class with fields ({', '.join(filter(None, fields))})" if any(fields) else "class"
     return unit.kind
+
+
+def _field(statement: ast.AnnAssign) -> str | None:
+    if not isinstance(statement.target, ast.Name) or "ClassVar" in ast.unparse(statement.annotation):
+        return None
+    return statement.target.id + ("=..." if statement.value is not None else "")
+
+
+def callee_accepts(here: statements.SourceFile, there: statements.SourceFile, name: str) -> bool:
+    """The module's `name` here takes every call that `there`'s takes: the same callee, or a function that
+    accepts all its calls (a class: its `__init__`; fields must be the same)."""
+    ours, theirs = callee_signature(here, name), callee_signature(there, name)
+    if ours == theirs:
+        return True
+    old, new = _callable(here, name), _callable(there, name)
+    return old is not None and new is not None and accepts_every_call_of(old, new)
+
+
+def _callable(source: statements.SourceFile, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    unit = statements.find(source, name)
+    if unit is not None and isinstance(unit.node, ast.ClassDef):
+        unit = statements.find(source, f"{name}.__init__")
+    if unit is not None and isinstance(unit.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return unit.node
+    return None
 
 
 def digest(data: bytes) -> str:
