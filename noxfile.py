@@ -103,9 +103,9 @@ def _transformers_session(session: nox.Session, release: str, installer: str, te
         session.run("python", "-m", "pip", "install", "-q", "--disable-pip-version-check", f"transformers=={release}")
     else:
         session.install(f"transformers=={release}")
-    session.run(
-        "pytest", *WORKERS, "-m", "transformers", *tests, *session.posargs, env=_expect(f"transformers=={release}")
-    )
+    # A representative is not a release of the proof (the newest release is fixed): only what it is is expected.
+    env = {"HFPATCH_EXPECT_TRANSFORMERS": release}
+    session.run("pytest", *WORKERS, "-m", "transformers", *tests, *session.posargs, env=env)
 
 
 @nox.session(python=MAIN_PYTHON)
@@ -165,7 +165,7 @@ def every_release(session: nox.Session) -> None:
     chosen = session.posargs or sorted(PROOF)
     if any(patch_id in PROBE_NEEDS for patch_id in chosen):
         _with_what_probes_need(session)
-    named = set()
+    named: set[tuple[str, str]] = set()
     for patch_id in chosen:
         data = json.loads(Path("patches", patch_id, "patch.json").read_text(encoding="utf-8"))
         for file in data["files"]:

@@ -121,7 +121,7 @@ _ADVISORY = {
 
 
 def advisory_status(outcome: engine.Outcome) -> str | None:
-    """"fixed" or "open" for a patch that closes advisories, as its condition here says; None otherwise."""
+    """ "fixed" or "open" for a patch that closes advisories, as its condition here says; None otherwise."""
     return _ADVISORY.get(outcome.condition) if outcome.patch.advisories else None
 
 

@@ -39,7 +39,9 @@ def _environment(site: Site) -> dict[str, object]:
 def test_before_apply_the_advisories_are_open_and_pip_audit_ignores_none(site: Site) -> None:
     environment = _environment(site)
     assert environment["advisories"] == {"fixed": [], "open": ADVISORIES}
-    (patch,) = environment["patches"]  # type: ignore[misc]
+    patches = environment["patches"]
+    assert isinstance(patches, list) and len(patches) == 1
+    patch = patches[0]
     assert (patch["advisories"], patch["advisory_status"]) == (ADVISORIES, "open")
     text = site.run("check")
     assert f"({', '.join(ADVISORIES)} open here)" in text.out

@@ -298,7 +298,9 @@ def test_a_catalog_named_relative_to_the_current_directory_is_written_there(whee
 def test_the_note_of_an_id_the_built_in_catalog_has_is_for_another_catalog_only(wheels: Path, tmp_path: Path) -> None:
     """Regenerating a built-in entry in a checkout writes into the built-in catalog itself: no clash to warn of."""
     checkout = tmp_path / "checkout"
-    shutil.copytree(Path(entry.__file__).parent, checkout / "hfpatch", ignore=shutil.ignore_patterns("__pycache__"))
+    # An installed hfpatch carries its catalog inside the package; a checkout has it beside the package.
+    package = Path(entry.__file__).parent
+    shutil.copytree(package, checkout / "hfpatch", ignore=shutil.ignore_patterns("__pycache__", "patches"))
     (checkout / "patches").mkdir()
     env = clean_env(PYTHONPATH=str(checkout))
     args = ["new", "madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--find-links", str(wheels)]
