@@ -473,10 +473,12 @@ def test_main_in_process_acts_on_the_interpreter_given_with_python(
 
 
 def _with_an_old_patch(site: Site) -> None:
-    """A second entry for toypkg whose fix shipped in 0.9: obsolete on every release the site can hold."""
+    """A second entry for toypkg whose fix shipped in 0.9: obsolete on every release the site can hold. It changes
+    another statement than toypkg-1 (two patches of one statement are refused together)."""
     old = site.team_catalog / "toypkg-old"
     shutil.copytree(site.team_catalog / PATCH_ID, old)
-    data = {**entry_data(), "id": "toypkg-old", "fixed_in": "0.9", "first_defined_in": "0.1"}
+    data = {**entry_data(), "id": "toypkg-old", "fixed_in": "0.9", "first_defined_in": "0.1", "known_files": []}
+    data["targets"] = [{**data["targets"][0], "name": "Greeter.shout"}]
     (old / "patch.json").write_text(json.dumps(data), encoding="utf-8")
 
 
