@@ -1,0 +1,293 @@
+"""The new model from the user's side, on the toy distribution: one patch of two files (toypkg-pair), two patches
+of one file that compose (toypkg-a and toypkg-b), and the state hfpatch 0.2 left behind.
+
+Every run is a real process acting on a real site (tests/toy.py). Whatever happens, each file holds exactly one of
+the texts the patches can make of it (computed here from the texts, never read off hfpatch), a patched file has its
+original saved, and the next plain `hfpatch apply` or `hfpatch revert` finishes the job.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support import (
+    APPLY_FAULTS,
+    KILLED,
+    REVERT_FAULTS,
+    Site,
+    line_in_record,
+    record_line,
+    record_with_line,
+    run_read_only,
+    sha256,
+    succeeded,
+    unchecked_bytecode,
+)
+from toy import (
+    BUGGY_MODULE,
+    BUGGY_WORDS,
+    GREET,
+    MODULE,
+    PAIR_ID,
+    TITLE,
+    WORDS,
+    make_pair_site,
+    with_changes,
+)
+
+FILES = (MODULE, WORDS)
+ORIGINAL = {MODULE: BUGGY_MODULE.encode(), WORDS: BUGGY_WORDS.encode()}
+PATCHED = {MODULE: with_changes(BUGGY_MODULE, GREET).encode(), WORDS: with_changes(BUGGY_WORDS, TITLE).encode()}
+# Which fix patches a file at a fault point reached once for each file: the first file's, or the second's.
+PER_FILE = ("after-write", "after-RECORD", "after-bytecode")
+
+
+# ------------------------------------------------------------------------------------------------------ helpers
+
+
+def backup(site: Site, file: str) -> Path:
+    """hfpatch's copy of a file's original bytes."""
+    return site.state_dir.joinpath("files", *file.split("/"), "original")
+
+
+def pyc(site: Site, file: str) -> Path:
+    return Path(importlib.util.cache_from_source(str(site.root / file)))
+
+
+def bytecode_of(site: Site, file: str, texts: dict[str, bytes]) -> str | None:
+    """Which of `texts` (name -> source) the file's cached bytecode was built from; None where there is none."""
+    if not pyc(site, file).exists():
+        return None
+    source_hash = pyc(site, file).read_bytes()[8:16]
+    names = [name for name, data in texts.items() if importlib.util.source_hash(data) == source_hash]
+    assert names, f"{pyc(site, file)} was built from none of {sorted(texts)}"
+    return names[0]
+
+
+def phase(site: Site, patch_id: str | None = None) -> str | None:
+    path = site.state_dir / (patch_id or site.patch_id) / "state.json"
+    return json.loads(path.read_text())["phase"] if path.exists() else None
+
+
+def twin(site: Site, root: Path) -> Site:
+    """A byte-for-byte copy of the site as a killed run left it, so that apply and revert each converge from it."""
+    shutil.copytree(site.root, root, symlinks=True)
+    return dataclasses.replace(site, root=root)
+
+
+def no_temporary_files(site: Site) -> None:
+    leftovers = [path for path in site.root.rglob("*") if ".hfpatch-" in path.name]
+    assert not leftovers, f"temporary files left behind: {leftovers}"
+
+
+# --------------------------------------------------------------------------------------- one patch of two files
+
+
+@dataclass(frozen=True)
+class Pair:
+    """The site of toypkg-pair and what it may hold: each file original or patched, and RECORD as installed."""
+
+    site: Site
+    record: bytes  # as the installer wrote it
+
+    def holds(self, file: str) -> str:
+        """Which text the file holds, asserting it is one of the two: "original" or "patched"."""
+        data = (self.site.root / file).read_bytes()
+        assert data in (ORIGINAL[file], PATCHED[file]), f"{file} holds neither the original nor the patched bytes"
+        return "original" if data == ORIGINAL[file] else "patched"
+
+    def record_with(self, patched: tuple[str, ...]) -> bytes:
+        """RECORD once the files named are patched (the others original): only their lines differ."""
+        record = self.record
+        for file in patched:
+            record = record_with_line(record, record_line(file, ORIGINAL[file]), record_line(file, PATCHED[file]))
+        return record
+
+    def bytecode(self, file: str) -> str | None:
+        return bytecode_of(self.site, file, {"original": ORIGINAL[file], "patched": PATCHED[file]})
+
+    def whole(self) -> tuple[str, str]:
+        """A state a crash may leave, never a mix: each file whole, RECORD one of its forms, the original of every
+        patched file saved; returns what each file holds."""
+        held = (self.holds(MODULE), self.holds(WORDS))
+        patched = tuple(file for file, what in zip(FILES, held, strict=True) if what == "patched")
+        forms = [self.record_with(files) for files in ((), (MODULE,), (WORDS,), FILES)]
+        assert self.site.record.read_bytes() in forms, "RECORD is in none of the forms a run passes through"
+        for file in patched:
+            assert backup(self.site, file).read_bytes() == ORIGINAL[file], f"{file} is patched without its original"
+        no_temporary_files(self.site)
+        return held
+
+    def assert_applied(self) -> None:
+        assert self.whole() == ("patched", "patched")
+        assert self.site.record.read_bytes() == self.record_with(FILES)
+        assert phase(self.site) == "applied"
+        assert [self.bytecode(file) for file in FILES] == ["patched", "patched"]
+        check = self.site.run("check")
+        assert (check.code, check.label(PAIR_ID)) == (0, "applied"), check.out + check.err
+
+    def assert_reverted(self) -> None:
+        assert self.whole() == ("original", "original")
+        assert self.site.record.read_bytes() == self.record, "RECORD is not byte for byte as installed"
+        assert not self.site.holds_state, "hfpatch's state or an original is left behind"
+        assert [self.bytecode(file) for file in FILES] == ["original", "original"]
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Pair:
+    """toypkg 1.0 with both modules, each with unchecked-hash bytecode that hfpatch must rebuild."""
+    site = make_pair_site(tmp_path)
+    for file in FILES:
+        unchecked_bytecode(site.root / file)
+    return Pair(site, site.record.read_bytes())
+
+
+def test_a_patch_of_two_files_is_checked_applied_and_reverted_as_one_byte_for_byte(pair: Pair) -> None:
+    site = pair.site
+    check = site.run("check", "--json")
+    assert check.code == 1, check.out + check.err
+    (found,) = check.document()["environments"][0]["patches"]
+    assert found["condition"] == "needs-patch"
+    assert found["files"] == [{"file": str(site.root / file), "sha256": sha256(ORIGINAL[file])} for file in FILES]
+
+    done = succeeded(site.run("apply"))
+    assert done.label(PAIR_ID) == "patched"
+    assert all(str(site.root / file) in done.out for file in FILES), done.out
+    pair.assert_applied()
+    saved = json.loads(site.state.read_text())
+    assert [change["file"] for change in saved["files"]] == list(FILES)
+    for file in FILES:
+        held = json.loads(backup(site, file).with_name("state.json").read_text())
+        assert (held["patches"], held["sha256"]) == ([PAIR_ID], sha256(PATCHED[file]))
+        assert held["record_line_before"] == line_in_record(pair.record, file)
+    check = site.run("check", "--json")
+    (found,) = check.document()["environments"][0]["patches"]
+    assert (check.code, found["condition"]) == (0, "applied")
+    assert [item["sha256"] for item in found["files"]] == [sha256(PATCHED[file]) for file in FILES]
+    verify = site.run("verify")  # no probe: the digests say it all
+    assert (verify.code, verify.label(PAIR_ID)) == (0, "no-probe"), verify.out + verify.err
+
+    done = succeeded(site.run("revert"))
+    assert done.label(PAIR_ID) == "reverted"
+    pair.assert_reverted()
+    check = site.run("check")
+    assert (check.code, check.label(PAIR_ID)) == (1, "needs-patch")
+
+
+@pytest.mark.usefixtures("read_only_mounts")
+def test_an_apply_that_cannot_write_the_second_file_puts_the_first_back_and_leaves_no_state(pair: Pair) -> None:
+    """toypkg/text is a read-only mount: core.py is written, its RECORD line and bytecode too, then words.py fails."""
+    site = pair.site
+    done = run_read_only(site, "apply", directory=(site.root / WORDS).parent)
+    assert done.code == 2, done.out + done.err
+    assert "the filesystem is read-only" in done.out and str(site.root / WORDS) in done.out, done.out
+    assert "Traceback" not in done.err
+    assert pair.whole() == ("original", "original")
+    assert site.record.read_bytes() == pair.record
+    assert pair.bytecode(MODULE) in (None, "original")
+    assert not site.holds_state, "a failed first apply left a state or an original behind"
+    succeeded(site.run("apply"))
+    pair.assert_applied()
+
+
+def test_an_apply_that_fails_at_the_second_files_bytecode_puts_both_back_and_the_next_run_converges(
+    pair: Pair,
+) -> None:
+    """words.py's cached .pyc is a directory: both files and their RECORD lines are written when removing it fails.
+    The rollback's own refresh fails the same way, so the state stays (phase "applying") for the next run."""
+    site = pair.site
+    pyc(site, WORDS).unlink()
+    pyc(site, WORDS).mkdir()
+    done = site.run("apply")
+    assert done.code == 2, done.out + done.err
+    assert str(pyc(site, WORDS)) in done.out and "Traceback" not in done.err
+    assert pair.whole() == ("original", "original")
+    assert site.record.read_bytes() == pair.record
+    assert phase(site) == "applying"
+    check = site.run("check")
+    assert (check.code, check.label(PAIR_ID)) == (1, "incomplete")
+    pyc(site, WORDS).rmdir()
+    unchecked_bytecode(site.root / WORDS)
+    succeeded(site.run("apply"))
+    pair.assert_applied()
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A fault point of a run over two files (`#2`: the second time it is reached, at the second file), and what a
+    run killed there leaves: each file, each RECORD line, the phase, each file's bytecode, check's word."""
+
+    point: str
+    files: tuple[str, str]
+    record: tuple[str, ...]  # the files whose RECORD line describes the patched bytes
+    phase: str | None
+    bytecode: tuple[str, str]
+    condition: str = "incomplete"
+
+    @property
+    def command(self) -> str:
+        return self.point.split(":")[0]
+
+
+ORIG, PTCH = "original", "patched"
+PAIR_FAULTS = [
+    Fault("apply:after-backup", (ORIG, ORIG), (), None, (ORIG, ORIG), "needs-patch"),
+    Fault("apply:after-state-applying", (ORIG, ORIG), (), "applying", (ORIG, ORIG)),
+    Fault("apply:after-write#1", (PTCH, ORIG), (), "applying", (ORIG, ORIG)),
+    Fault("apply:after-RECORD#1", (PTCH, ORIG), (MODULE,), "applying", (ORIG, ORIG)),
+    Fault("apply:after-bytecode#1", (PTCH, ORIG), (MODULE,), "applying", (PTCH, ORIG)),
+    Fault("apply:after-write#2", (PTCH, PTCH), (MODULE,), "applying", (PTCH, ORIG)),
+    Fault("apply:after-RECORD#2", (PTCH, PTCH), FILES, "applying", (PTCH, ORIG)),
+    Fault("apply:after-bytecode#2", (PTCH, PTCH), FILES, "applying", (PTCH, PTCH)),
+    Fault("revert:after-state-reverting", (PTCH, PTCH), FILES, "reverting", (PTCH, PTCH)),
+    Fault("revert:after-write#1", (ORIG, PTCH), FILES, "reverting", (PTCH, PTCH)),
+    Fault("revert:after-RECORD#1", (ORIG, PTCH), (WORDS,), "reverting", (PTCH, PTCH)),
+    Fault("revert:after-bytecode#1", (ORIG, PTCH), (WORDS,), "reverting", (ORIG, PTCH)),
+    Fault("revert:after-write#2", (ORIG, ORIG), (WORDS,), "reverting", (ORIG, PTCH)),
+    Fault("revert:after-RECORD#2", (ORIG, ORIG), (), "reverting", (ORIG, PTCH)),
+    Fault("revert:after-bytecode#2", (ORIG, ORIG), (), "reverting", (ORIG, ORIG)),
+]
+
+
+def each_file(points: list[str]) -> list[str]:
+    """The fault points in the order a run over two files meets them: those reached once a file, for each file."""
+    once = [point for point in points if point.split(":")[1] not in PER_FILE]
+    per_file = [point for point in points if point.split(":")[1] in PER_FILE]
+    return once + [f"{point}#{n}" for n in (1, 2) for point in per_file]
+
+
+def test_the_table_names_every_fault_point_for_every_file_and_a_third_time_never_comes(pair: Pair) -> None:
+    assert [fault.point for fault in PAIR_FAULTS] == each_file(APPLY_FAULTS) + each_file(REVERT_FAULTS)
+    done = succeeded(pair.site.run("apply", HFPATCH_FAULT="apply:after-write#3"))  # two files: reached twice
+    assert done.label(PAIR_ID) == "patched"
+
+
+@pytest.mark.parametrize("fault", [pytest.param(fault, id=fault.point) for fault in PAIR_FAULTS])
+def test_a_run_of_two_files_killed_at_any_step_leaves_each_whole_and_plain_apply_or_revert_converges(
+    pair: Pair, fault: Fault, tmp_path: Path
+) -> None:
+    site = pair.site
+    if fault.command == "revert":
+        succeeded(site.run("apply"))
+    killed = site.run(fault.command, HFPATCH_FAULT=fault.point)
+    assert killed.code == KILLED, f"never reached {fault.point}: {killed.out}{killed.err}"
+
+    assert pair.whole() == fault.files
+    assert site.record.read_bytes() == pair.record_with(fault.record)
+    assert phase(site) == fault.phase
+    assert all(backup(site, file).read_bytes() == ORIGINAL[file] for file in FILES)  # saved before anything else
+    assert (pair.bytecode(MODULE), pair.bytecode(WORDS)) == fault.bytecode
+    check = site.run("check")
+    assert (check.code, check.label(PAIR_ID)) == (1, fault.condition), check.out + check.err
+
+    other = Pair(twin(site, tmp_path / "twin"), pair.record)
+    succeeded(site.run("apply"))
+    pair.assert_applied()
+    succeeded(other.site.run("revert"))
+    other.assert_reverted()
