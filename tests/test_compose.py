@@ -291,3 +291,38 @@ def test_a_run_of_two_files_killed_at_any_step_leaves_each_whole_and_plain_apply
     pair.assert_applied()
     succeeded(other.site.run("revert"))
     other.assert_reverted()
+
+
+CRASH_AFTER_CRASH = [
+    ("apply:after-write#1", "revert:after-state-reverting"),
+    ("apply:after-write#2", "revert:after-state-reverting"),
+    ("apply:after-bytecode#2", "revert:after-write#1"),
+    ("apply:after-RECORD#2", "revert:after-bytecode#2"),
+    ("revert:after-write#1", "apply:after-state-applying"),
+    ("revert:after-RECORD#2", "apply:after-write#1"),
+]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), [pytest.param(*kills, id="-then-".join(kills)) for kills in CRASH_AFTER_CRASH]
+)
+def test_a_run_killed_while_finishing_another_killed_run_still_converges_with_the_originals_kept(
+    pair: Pair, first: str, second: str, tmp_path: Path
+) -> None:
+    """An apply killed before it wrote the files' states, then a revert killed too: only the journals say which
+    file holds the patch, and the next run must neither leave a patched file without its original nor take the
+    patched bytes for the original."""
+    site = pair.site
+    if first.startswith("revert"):
+        succeeded(site.run("apply"))
+    for point in (first, second):
+        killed = site.run(point.split(":")[0], HFPATCH_FAULT=point)
+        assert killed.code == KILLED, f"never reached {point}: {killed.out}{killed.err}"
+        pair.whole()
+    other = Pair(twin(site, tmp_path / "twin"), pair.record)
+    succeeded(site.run("revert"))
+    pair.assert_reverted()
+    succeeded(other.site.run("apply"))
+    other.assert_applied()
+    succeeded(other.site.run("revert"))
+    other.assert_reverted()
