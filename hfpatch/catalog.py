@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from hfpatch import entry
@@ -98,6 +98,20 @@ def select(patch_ids: Sequence[str], catalogs: Sequence[str]) -> list[Patch]:
     patches = [entry.load(entries[patch_id]) for patch_id in (patch_ids or list(entries))]
     _refuse_overlaps(patches)
     return patches
+
+
+def finder(catalogs: Sequence[str]) -> Callable[[str], Patch | None]:
+    """Any entry of the catalogs by id, whether selected or not, read only when asked for: revert rebuilds a file
+    with the other patches that stay on it, and `check` never pays for it."""
+    found: dict[str, Patch | None] = {}
+
+    def find(patch_id: str) -> Patch | None:
+        if patch_id not in found:
+            directory = entry_dirs(catalog_dirs(catalogs)).get(patch_id)
+            found[patch_id] = None if directory is None else entry.load(directory)
+        return found[patch_id]
+
+    return find
 
 
 def _refuse_overlaps(patches: Sequence[Patch]) -> None:

@@ -263,7 +263,11 @@ def _run(args: argparse.Namespace) -> int:
     """apply, check, revert, verify and list: every selected patch in every environment, rendered."""
     patch_ids = list(dict.fromkeys(args.patch_ids))
     patches = catalog.select(patch_ids, args.catalogs)
-    options = Options(dry_run=getattr(args, "dry_run", False), force=getattr(args, "force", False))
+    options = Options(
+        dry_run=getattr(args, "dry_run", False),
+        force=getattr(args, "force", False),
+        lookup=catalog.finder(args.catalogs),
+    )
 
     def advice_for(given: str | None) -> Suggest:
         return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs)

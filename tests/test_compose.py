@@ -12,6 +12,7 @@ import dataclasses
 import importlib.util
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,25 +21,33 @@ from support import (
     APPLY_FAULTS,
     KILLED,
     REVERT_FAULTS,
+    Completed,
     Site,
+    hfpatch,
     line_in_record,
     record_line,
     record_with_line,
     run_read_only,
     sha256,
     succeeded,
+    tree,
     unchecked_bytecode,
 )
 from toy import (
+    A_ID,
+    B_ID,
     BUGGY_MODULE,
     BUGGY_WORDS,
     GREET,
     MODULE,
     PAIR_ID,
+    SHOUT,
     TITLE,
     WORDS,
+    make_composed_site,
     make_pair_site,
     with_changes,
+    write_entry,
 )
 
 FILES = (MODULE, WORDS)
@@ -79,6 +88,23 @@ def twin(site: Site, root: Path) -> Site:
     """A byte-for-byte copy of the site as a killed run left it, so that apply and revert each converge from it."""
     shutil.copytree(site.root, root, symlinks=True)
     return dataclasses.replace(site, root=root)
+
+
+Build = Callable[[Path], Site]
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Build], Site]:
+    """A site brought to a state by real runs once a module (and worker), for each test to take a copy of: the
+    state holds paths relative to the site only, so a copy is the same environment elsewhere."""
+    built: dict[str, Site] = {}
+
+    def get(name: str, build: Build) -> Site:
+        if name not in built:
+            built[name] = build(tmp_path_factory.mktemp(name))
+        return built[name]
+
+    return get
 
 
 def no_temporary_files(site: Site) -> None:
@@ -139,13 +165,30 @@ class Pair:
         assert [self.bytecode(file) for file in FILES] == ["original", "original"]
 
 
-@pytest.fixture
-def pair(tmp_path: Path) -> Pair:
+def pair_site(where: Path) -> Site:
     """toypkg 1.0 with both modules, each with unchecked-hash bytecode that hfpatch must rebuild."""
-    site = make_pair_site(tmp_path)
+    site = make_pair_site(where)
     for file in FILES:
         unchecked_bytecode(site.root / file)
+    return site
+
+
+def applied_pair_site(where: Path) -> Site:
+    site = pair_site(where)
+    succeeded(site.run("apply"))
+    return site
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Pair:
+    site = pair_site(tmp_path)
     return Pair(site, site.record.read_bytes())
+
+
+@pytest.fixture
+def applied_pair(pair: Pair, prepared: Callable[[str, Build], Site], tmp_path: Path) -> Pair:
+    """The pair with toypkg-pair applied by a real run (a copy of one made once)."""
+    return Pair(twin(prepared("applied-pair", applied_pair_site), tmp_path / "applied"), pair.record)
 
 
 def test_a_patch_of_two_files_is_checked_applied_and_reverted_as_one_byte_for_byte(pair: Pair) -> None:
@@ -270,11 +313,10 @@ def test_the_table_names_every_fault_point_for_every_file_and_a_third_time_never
 
 @pytest.mark.parametrize("fault", [pytest.param(fault, id=fault.point) for fault in PAIR_FAULTS])
 def test_a_run_of_two_files_killed_at_any_step_leaves_each_whole_and_plain_apply_or_revert_converges(
-    pair: Pair, fault: Fault, tmp_path: Path
+    request: pytest.FixtureRequest, fault: Fault, tmp_path: Path
 ) -> None:
+    pair: Pair = request.getfixturevalue("applied_pair" if fault.command == "revert" else "pair")
     site = pair.site
-    if fault.command == "revert":
-        succeeded(site.run("apply"))
     killed = site.run(fault.command, HFPATCH_FAULT=fault.point)
     assert killed.code == KILLED, f"never reached {fault.point}: {killed.out}{killed.err}"
 
@@ -307,14 +349,13 @@ CRASH_AFTER_CRASH = [
     ("first", "second"), [pytest.param(*kills, id="-then-".join(kills)) for kills in CRASH_AFTER_CRASH]
 )
 def test_a_run_killed_while_finishing_another_killed_run_still_converges_with_the_originals_kept(
-    pair: Pair, first: str, second: str, tmp_path: Path
+    request: pytest.FixtureRequest, first: str, second: str, tmp_path: Path
 ) -> None:
     """An apply killed before it wrote the files' states, then a revert killed too: only the journals say which
     file holds the patch, and the next run must neither leave a patched file without its original nor take the
     patched bytes for the original."""
+    pair: Pair = request.getfixturevalue("applied_pair" if first.startswith("revert") else "pair")
     site = pair.site
-    if first.startswith("revert"):
-        succeeded(site.run("apply"))
     for point in (first, second):
         killed = site.run(point.split(":")[0], HFPATCH_FAULT=point)
         assert killed.code == KILLED, f"never reached {point}: {killed.out}{killed.err}"
@@ -326,3 +367,120 @@ def test_a_run_killed_while_finishing_another_killed_run_still_converges_with_th
     other.assert_applied()
     succeeded(other.site.run("revert"))
     other.assert_reverted()
+
+
+# ------------------------------------------------------------------------------------- two patches of one file
+
+FIX_OF = {A_ID: GREET, B_ID: SHOUT}
+ORDERS = [pytest.param((A_ID, B_ID), id="a-then-b"), pytest.param((B_ID, A_ID), id="b-then-a")]
+
+
+def text_with(*patch_ids: str) -> bytes:
+    """core.py with the fixes of the patches named, computed from the texts: what hfpatch must make of it."""
+    return with_changes(BUGGY_MODULE, *(FIX_OF[patch_id] for patch_id in sorted(patch_ids))).encode()
+
+
+def fixes_in(site: Site) -> set[str]:
+    """The patches whose fix core.py holds, asserting it holds one of the texts the patches can make of it."""
+    data = site.file.read_bytes()
+    found = [held for held in ((), (A_ID,), (B_ID,), (A_ID, B_ID)) if text_with(*held) == data]
+    assert found, "core.py holds none of the texts toypkg-a and toypkg-b can make of it"
+    return set(found[0])
+
+
+def run_on(site: Site, *args: str, patches: tuple[str, ...] = (A_ID, B_ID), **env: str) -> Completed:
+    """hfpatch acting on the site's patches named (both by default)."""
+    selection = [word for patch_id in patches for word in ("--patch", patch_id)]
+    return hfpatch(*args, *selection, env=site.env(**env))
+
+
+def labels(done: Completed, patches: tuple[str, ...] = (A_ID, B_ID)) -> dict[str, str]:
+    return {patch_id: done.label(patch_id) for patch_id in patches}
+
+
+def file_state(site: Site) -> dict[str, object]:
+    parsed: dict[str, object] = json.loads(backup(site, MODULE).with_name("state.json").read_text())
+    return parsed
+
+
+def assert_both_applied(site: Site, record: bytes) -> None:
+    assert site.file.read_bytes() == text_with(A_ID, B_ID)
+    assert site.record.read_bytes() == record_with_line(
+        record, record_line(MODULE, text_with()), record_line(MODULE, text_with(A_ID, B_ID))
+    )
+    assert backup(site, MODULE).read_bytes() == text_with()
+    check = run_on(site, "check")
+    assert (check.code, labels(check)) == (0, {A_ID: "applied", B_ID: "applied"}), check.out + check.err
+
+
+def assert_neither(site: Site, record: bytes, *, check_too: bool = True) -> None:
+    assert site.file.read_bytes() == text_with()
+    assert site.record.read_bytes() == record, "RECORD is not byte for byte as installed"
+    assert not site.holds_state, "hfpatch's state or an original is left behind"
+    if not check_too:
+        return
+    check = run_on(site, "check")
+    assert (check.code, labels(check)) == (1, {A_ID: "needs-patch", B_ID: "needs-patch"}), check.out + check.err
+
+
+@pytest.fixture
+def composed(tmp_path: Path) -> Site:
+    return make_composed_site(tmp_path)
+
+
+@pytest.mark.parametrize("applied", ORDERS)
+@pytest.mark.parametrize("reverted", ORDERS)
+def test_two_patches_of_one_file_compose_in_either_order_and_each_reverts_on_its_own(
+    composed: Site, applied: tuple[str, str], reverted: tuple[str, str]
+) -> None:
+    site, record = composed, composed.record.read_bytes()
+    for patch_id in applied:
+        done = succeeded(run_on(site, "apply", patches=(patch_id,)))
+        assert done.label(patch_id) == "patched"
+    assert_both_applied(site, record)
+    assert file_state(site)["patches"] == list(applied)
+
+    first, second = reverted
+    done = succeeded(run_on(site, "revert", patches=(first,)))
+    assert done.label(first) == "reverted"
+    assert site.file.read_bytes() == text_with(second), "the file is not the original with only the other's fix"
+    assert line_in_record(site.record.read_bytes(), MODULE) == record_line(MODULE, text_with(second))
+    assert file_state(site)["patches"] == [second]
+    check = run_on(site, "check")
+    assert (check.code, labels(check)) == (1, {first: "needs-patch", second: "applied"}), check.out + check.err
+
+    done = succeeded(run_on(site, "revert", patches=(second,)))
+    assert done.label(second) == "reverted"
+    assert_neither(site, record)
+
+
+def test_reverting_one_of_two_patches_of_a_file_refuses_without_the_others_entry(
+    composed: Site, tmp_path: Path
+) -> None:
+    site = composed
+    succeeded(run_on(site, "apply"))
+    only_a = write_entry(tmp_path / "only-a", A_ID)
+    before = tree(site.root)
+    done = run_on(site, "revert", patches=(A_ID,), HFPATCH_CATALOG=str(only_a))
+    assert (done.code, done.label(A_ID)) == (2, "refused"), done.out + done.err
+    assert "also holds the patch toypkg-b, which no catalog given has" in done.out
+    assert "Traceback" not in done.err
+    assert tree(site.root) == before, "a refused revert changed something"
+    # with toypkg-b's entry in a catalog given (not selected), the file is rebuilt with its fix
+    done = succeeded(run_on(site, "revert", patches=(A_ID,)))
+    assert fixes_in(site) == {B_ID}
+
+
+def test_a_reinstall_drops_both_patches_of_a_file_and_apply_puts_both_back(composed: Site, tmp_path: Path) -> None:
+    site, record = composed, composed.record.read_bytes()
+    succeeded(run_on(site, "apply"))
+    site.file.write_bytes(text_with())  # what pip install --force-reinstall leaves
+    site.record.write_bytes(record)
+    check = run_on(site, "check")
+    assert (check.code, labels(check)) == (1, {A_ID: "dropped", B_ID: "dropped"}), check.out + check.err
+    other = twin(site, tmp_path / "twin")
+    done = succeeded(run_on(site, "apply"))
+    assert labels(done) == {A_ID: "patched", B_ID: "patched"}
+    assert_both_applied(site, record)
+    succeeded(run_on(other, "revert"))
+    assert_neither(other, record)
