@@ -86,9 +86,16 @@ class Plan(NamedTuple):
 def plan(command: Command, diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
     if command in (Command.CHECK, Command.VERIFY):
         return Plan(Action.CHECKED, CHECK_EXIT[diagnosis.condition], diagnosis.summary)
-    if command is Command.APPLY:
-        return _apply(diagnosis, facts)
-    return _revert(diagnosis, facts, options)
+    decided = _apply(diagnosis, facts) if command is Command.APPLY else _revert(diagnosis, facts, options)
+    other = next((run for file in facts.files for run in file.interrupted), None)
+    if other is not None and {Step.PATCH, Step.RESTORE} & set(decided.steps):
+        # Writing the file now would make that run's journal of it untrue, so it could never be finished.
+        suggest = options.suggest
+        return _refused(
+            f"the {other.verb} of {other.patch} was interrupted in {facts.paths}: finish it first, with "
+            f"{other.patch} among the patches (`{suggest('apply')}` or `{suggest('revert')}`); nothing was changed"
+        )
+    return decided
 
 
 def _refused(message: str) -> Plan:

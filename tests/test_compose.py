@@ -428,6 +428,18 @@ def composed(tmp_path: Path) -> Site:
     return make_composed_site(tmp_path)
 
 
+def composed_with(prepared: Callable[[str, Build], Site], where: Path, *applied: str) -> Site:
+    """A copy of the composed site with the patches named applied, by real runs in that order."""
+
+    def build(root: Path) -> Site:
+        site = make_composed_site(root)
+        for patch_id in applied:
+            succeeded(run_on(site, "apply", patches=(patch_id,)))
+        return site
+
+    return twin(prepared("-".join(applied), build), where / "copy")
+
+
 @pytest.mark.parametrize("applied", ORDERS)
 @pytest.mark.parametrize("reverted", ORDERS)
 def test_two_patches_of_one_file_compose_in_either_order_and_each_reverts_on_its_own(
@@ -471,6 +483,44 @@ def test_reverting_one_of_two_patches_of_a_file_refuses_without_the_others_entry
     assert fixes_in(site) == {B_ID}
 
 
+def killed_and_converging(site: Site, record: bytes, where: Path, command: str, patch_id: str, point: str) -> None:
+    """Kill `command` of one patch at `point`; then each file is whole, its original saved, check asks for action
+    (never a refusal: the other patch's file is not \"edited\"), and plain apply or revert converges."""
+    killed = run_on(site, command, patches=(patch_id,), HFPATCH_FAULT=point)
+    assert killed.code == KILLED, f"never reached {point}: {killed.out}{killed.err}"
+    assert fixes_in(site)  # whole: one of the texts
+    assert backup(site, MODULE).read_bytes() == text_with()
+    no_temporary_files(site)
+    check = run_on(site, "check")
+    assert check.code == 1, check.out + check.err
+    assert set(labels(check).values()) <= {"applied", "incomplete", "needs-patch"}, check.out
+
+    other = twin(site, where / "twin")
+    succeeded(run_on(site, "apply"))
+    assert_both_applied(site, record)
+    succeeded(run_on(other, "revert"))
+    assert_neither(other, record, check_too=False)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("point", APPLY_FAULTS)
+def test_the_second_patch_of_a_file_killed_while_it_applies_converges_with_plain_apply_or_revert(
+    composed: Site, prepared: Callable[[str, Build], Site], order: tuple[str, str], point: str, tmp_path: Path
+) -> None:
+    first, second = order
+    site = composed_with(prepared, tmp_path, first)
+    killed_and_converging(site, composed.record.read_bytes(), tmp_path, "apply", second, point)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("point", REVERT_FAULTS)
+def test_the_first_patch_of_a_file_killed_while_it_reverts_converges_with_plain_apply_or_revert(
+    composed: Site, prepared: Callable[[str, Build], Site], order: tuple[str, str], point: str, tmp_path: Path
+) -> None:
+    site = composed_with(prepared, tmp_path, *order)
+    killed_and_converging(site, composed.record.read_bytes(), tmp_path, "revert", order[0], point)
+
+
 def test_a_reinstall_drops_both_patches_of_a_file_and_apply_puts_both_back(composed: Site, tmp_path: Path) -> None:
     site, record = composed, composed.record.read_bytes()
     succeeded(run_on(site, "apply"))
@@ -484,3 +534,26 @@ def test_a_reinstall_drops_both_patches_of_a_file_and_apply_puts_both_back(compo
     assert_both_applied(site, record)
     succeeded(run_on(other, "revert"))
     assert_neither(other, record)
+
+
+def test_while_one_patch_of_a_file_is_interrupted_the_other_waits_for_it_untouched(
+    composed: Site, prepared: Callable[[str, Build], Site], tmp_path: Path
+) -> None:
+    """toypkg-b's apply is killed after it wrote core.py: toypkg-a, applied before, is not \"edited\", and a run of
+    toypkg-a alone would make toypkg-b's journal untrue, so it refuses, naming toypkg-b, and writes nothing."""
+    site = composed_with(prepared, tmp_path, A_ID)
+    assert run_on(site, "apply", patches=(B_ID,), HFPATCH_FAULT="apply:after-write").code == KILLED
+    check = run_on(site, "check", patches=(A_ID,))
+    assert (check.code, check.label(A_ID)) == (1, "incomplete"), check.out + check.err
+    assert (
+        "as the interrupted apply of toypkg-b left it" in check.out and "with toypkg-b among the patches" in check.out
+    )
+    before = tree(site.root)
+    for command in ("apply", "revert"):
+        done = run_on(site, command, patches=(A_ID,))
+        assert (done.code, done.label(A_ID)) == (2, "refused"), done.out + done.err
+        assert "the apply of toypkg-b was interrupted" in done.out and "nothing was changed" in done.out
+    assert tree(site.root) == before
+    done = succeeded(run_on(site, "revert"))  # both: toypkg-b's run is finished first
+    assert labels(done) == {A_ID: "reverted", B_ID: "reverted"}
+    assert_neither(site, composed.record.read_bytes())
