@@ -334,8 +334,8 @@ def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phas
                 state.save_file(root, plan.state)
         if phase is Phase.APPLYING:
             state.save(root, journal._replace(phase=Phase.APPLIED))
-            if previous is not None and previous.legacy:  # hfpatch 0.2's backup: saved in this layout above
-                files.remove(state.legacy_backup_path(root, patch.id))
+            # hfpatch 0.2's backup, saved in this layout above (or by a revert that wrote its state over 0.2's)
+            files.remove(state.legacy_backup_path(root, patch.id))
         else:
             state.discard(root, patch.id)
     except HfpatchError:

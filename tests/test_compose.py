@@ -38,14 +38,17 @@ from toy import (
     B_ID,
     BUGGY_MODULE,
     BUGGY_WORDS,
+    FIXED_MODULE,
     GREET,
     MODULE,
     PAIR_ID,
+    PATCH_ID,
     SHOUT,
     TITLE,
     WORDS,
     make_composed_site,
     make_pair_site,
+    make_site,
     with_changes,
     write_entry,
 )
@@ -557,3 +560,118 @@ def test_while_one_patch_of_a_file_is_interrupted_the_other_waits_for_it_untouch
     done = succeeded(run_on(site, "revert"))  # both: toypkg-b's run is finished first
     assert labels(done) == {A_ID: "reverted", B_ID: "reverted"}
     assert_neither(site, composed.record.read_bytes())
+
+
+# ------------------------------------------------------------------------------------------ hfpatch 0.2's state
+
+# What hfpatch 0.2 kept of a patch: one state a patch, of its one file, with the original beside it.
+HFPATCH_02_FIELDS = {
+    "schema", "patch", "hfpatch_version", "applied_at", "distribution", "version", "dist_info", "target",
+    "before_sha256", "after_sha256", "record_line_before", "phase",
+}  # fmt: skip
+
+
+def as_hfpatch_02_left_it(site: Site, phase: str) -> None:
+    """Turn this hfpatch's state of an apply of toypkg-1 into the one hfpatch 0.2 wrote of it (schema 1), with the
+    original in .hfpatch/<id>/original and no state of the file."""
+    saved = json.loads(site.state.read_text())
+    held = json.loads(site.file_state.read_text())
+    (change,) = saved["files"]
+    state = {
+        "schema": 1,
+        "patch": saved["patch"],
+        "hfpatch_version": "0.2.0",
+        "applied_at": saved["applied_at"],
+        "distribution": saved["distribution"],
+        "version": saved["version"],
+        "dist_info": saved["dist_info"],
+        "target": change["file"],
+        "before_sha256": change["before_sha256"],
+        "after_sha256": change["after_sha256"],
+        "record_line_before": held["record_line_before"],
+        "phase": phase,
+    }
+    assert set(state) == HFPATCH_02_FIELDS
+    original = site.backup.read_bytes()
+    shutil.rmtree(site.state_dir / "files")
+    (site.state.parent / "original").write_bytes(original)
+    site.state.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
+
+
+def applied_toy_site(where: Path) -> Site:
+    site = make_site(where)
+    succeeded(site.run("apply"))
+    return site
+
+
+@pytest.fixture
+def applied_toy(prepared: Callable[[str, Build], Site], tmp_path: Path) -> Site:
+    """toypkg 1.0 with toypkg-1 applied by this hfpatch (a copy of one made once)."""
+    return twin(prepared("applied-toy", applied_toy_site), tmp_path / "site")
+
+
+def assert_in_the_new_layout(site: Site) -> None:
+    saved = json.loads(site.state.read_text())
+    assert (saved["schema"], saved["phase"]) == (2, "applied")
+    held = json.loads(site.file_state.read_text())
+    assert (held["patches"], held["sha256"]) == ([PATCH_ID], sha256(FIXED_MODULE))
+    assert site.backup.read_bytes() == BUGGY_MODULE.encode()
+    assert not (site.state.parent / "original").exists(), "hfpatch 0.2's backup is left beside the state"
+
+
+def test_an_applied_patch_in_hfpatch_02s_state_is_applied_and_reverts_to_no_state(
+    applied_toy: Site, tmp_path: Path
+) -> None:
+    site, record = applied_toy, make_site(tmp_path / "installed").record.read_bytes()
+    as_hfpatch_02_left_it(site, "applied")
+    check = site.run("check")
+    assert (check.code, check.label(PATCH_ID)) == (0, "applied"), check.out + check.err
+    done = succeeded(site.run("revert"))
+    assert done.label(PATCH_ID) == "reverted"
+    assert site.file.read_bytes() == BUGGY_MODULE.encode()
+    assert site.record.read_bytes() == record
+    assert not site.holds_state, "hfpatch 0.2's state or backup is left behind"
+
+
+@pytest.mark.parametrize("written", [True, False], ids=["killed-after-the-write", "killed-before-the-write"])
+def test_an_apply_hfpatch_02_left_interrupted_is_finished_in_the_new_layout(
+    applied_toy: Site, written: bool, tmp_path: Path
+) -> None:
+    site, record = applied_toy, make_site(tmp_path / "installed").record.read_bytes()
+    as_hfpatch_02_left_it(site, "applying")
+    site.record.write_bytes(record)  # 0.2 wrote RECORD after the file
+    if not written:
+        site.file.write_bytes(BUGGY_MODULE.encode())
+    check = site.run("check")
+    assert (check.code, check.label(PATCH_ID)) == (1, "incomplete"), check.out + check.err
+    done = succeeded(site.run("apply"))
+    assert done.label(PATCH_ID) == ("completed" if written else "patched")
+    assert site.file.read_bytes() == FIXED_MODULE.encode()
+    assert line_in_record(site.record.read_bytes(), MODULE) == record_line(MODULE, FIXED_MODULE.encode())
+    assert_in_the_new_layout(site)
+    check = site.run("check")
+    assert (check.code, check.label(PATCH_ID)) == (0, "applied"), check.out + check.err
+    succeeded(site.run("revert"))
+    assert (site.file.read_bytes(), site.record.read_bytes()) == (BUGGY_MODULE.encode(), record)
+    assert not site.holds_state
+
+
+@pytest.mark.parametrize("point", REVERT_FAULTS)
+def test_a_revert_of_hfpatch_02s_state_killed_at_any_step_converges_and_keeps_the_original(
+    applied_toy: Site, point: str, tmp_path: Path
+) -> None:
+    """The revert writes its state over 0.2's, which alone said where the original was."""
+    site, record = applied_toy, make_site(tmp_path / "installed").record.read_bytes()
+    as_hfpatch_02_left_it(site, "applied")
+    killed = site.run("revert", HFPATCH_FAULT=point)
+    assert killed.code == KILLED, f"never reached {point}: {killed.out}{killed.err}"
+    assert site.file.read_bytes() in (BUGGY_MODULE.encode(), FIXED_MODULE.encode())
+    check = site.run("check")
+    assert (check.code, check.label(PATCH_ID)) == (1, "incomplete"), check.out + check.err
+    other = twin(site, tmp_path / "twin")
+    succeeded(site.run("revert"))
+    assert (site.file.read_bytes(), site.record.read_bytes()) == (BUGGY_MODULE.encode(), record)
+    assert not site.holds_state
+    succeeded(other.run("apply"))
+    assert other.file.read_bytes() == FIXED_MODULE.encode()
+    assert_in_the_new_layout(other)
