@@ -332,7 +332,8 @@ def test_a_run_of_two_files_killed_at_any_step_leaves_each_whole_and_plain_apply
     assert (check.code, check.label(PAIR_ID)) == (1, fault.condition), check.out + check.err
 
     other = Pair(twin(site, tmp_path / "twin"), pair.record)
-    succeeded(site.run("apply"))
+    done = succeeded(site.run("apply"))
+    assert done.label(PAIR_ID) == ("completed" if fault.files == (PTCH, PTCH) else "patched")
     pair.assert_applied()
     succeeded(other.site.run("revert"))
     other.assert_reverted()
@@ -364,7 +365,10 @@ def test_a_run_killed_while_finishing_another_killed_run_still_converges_with_th
         assert killed.code == KILLED, f"never reached {point}: {killed.out}{killed.err}"
         pair.whole()
     other = Pair(twin(site, tmp_path / "twin"), pair.record)
-    succeeded(site.run("revert"))
+    patched = "patched" in pair.whole()
+    done = succeeded(site.run("revert"))
+    assert ("restored the original" in done.out) is patched, done.out
+    assert ("were already the original" in done.out) is not patched, done.out
     pair.assert_reverted()
     succeeded(other.site.run("apply"))
     other.assert_applied()

@@ -113,10 +113,16 @@ def put_back_the_original(world: World, *, record: bool = True) -> None:
 
 
 def set_phase(world: World, phase: Phase) -> None:
-    """Where a killed run stops: the state's phase says what it was doing (written as the executor writes it)."""
+    """Where a killed run stops: the state's phase says what it was doing, and its journal what it found and what
+    it leaves (written as the executor writes it: a revert of the applied patch goes from the patched file back)."""
     saved, _ = state.load(world.site.root, world.patch.id)
     assert saved is not None
-    state.save(world.site.root, saved._replace(phase=phase))
+    changes = saved.files
+    if phase is Phase.REVERTING:
+        changes = tuple(
+            change._replace(before_sha256=change.after_sha256, after_sha256=change.before_sha256) for change in changes
+        )
+    state.save(world.site.root, saved._replace(phase=phase, files=changes))
 
 
 def reinstall(world: World, version: str, module: str) -> World:
