@@ -178,6 +178,13 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
         )
     else:
         message = f"restored the original {facts.paths}"
+    staying = sorted({other for file in facts.files if file.state for other in file.state.patches} - {patch.id})
+    if staying and not all(_holds_the_original(file, saved) for file in facts.files):
+        # the file is rebuilt from its original with the others' fixes: it is not the original
+        message = (
+            f"took {patch.id} out of {facts.paths}; {', '.join(staying)} "
+            f"{'stays' if len(staying) == 1 else 'stay'} applied"
+        )
     return Plan(Action.REVERTED, ExitCode.OK, message, (Step.RESTORE,))
 
 

@@ -462,6 +462,7 @@ def test_two_patches_of_one_file_compose_in_either_order_and_each_reverts_on_its
     first, second = reverted
     done = succeeded(run_on(site, "revert", patches=(first,)))
     assert done.label(first) == "reverted"
+    assert f"took {first} out of {site.file}; {second} stays applied" in done.out, done.out
     assert site.file.read_bytes() == text_with(second), "the file is not the original with only the other's fix"
     assert line_in_record(site.record.read_bytes(), MODULE) == record_line(MODULE, text_with(second))
     assert file_state(site)["patches"] == [second]
@@ -469,7 +470,7 @@ def test_two_patches_of_one_file_compose_in_either_order_and_each_reverts_on_its
     assert (check.code, labels(check)) == (1, {first: "needs-patch", second: "applied"}), check.out + check.err
 
     done = succeeded(run_on(site, "revert", patches=(second,)))
-    assert done.label(second) == "reverted"
+    assert (done.label(second), "restored the original" in done.out) == ("reverted", True), done.out
     assert_neither(site, record)
 
 
