@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -688,3 +689,23 @@ def test_a_revert_of_hfpatch_02s_state_killed_at_any_step_converges_and_keeps_th
     succeeded(other.run("apply"))
     assert other.file.read_bytes() == FIXED_MODULE.encode()
     assert_in_the_new_layout(other)
+
+
+def test_a_new_patch_of_a_file_hfpatch_02_patched_keeps_that_fix_and_the_original(
+    applied_toy: Site, tmp_path: Path
+) -> None:
+    """0.2 kept no state of the file: the state its patch implies says what the file holds and where the original
+    is, for the other patch of the file too."""
+    site, record = applied_toy, make_site(tmp_path / "installed").record.read_bytes()
+    as_hfpatch_02_left_it(site, "applied")
+    catalogs = os.pathsep.join([str(site.team_catalog), str(write_entry(tmp_path / "more", B_ID))])
+    both = (PATCH_ID, B_ID)
+    done = succeeded(run_on(site, "apply", patches=both, HFPATCH_CATALOG=catalogs))
+    assert labels(done, both) == {PATCH_ID: "applied", B_ID: "patched"}
+    assert site.file.read_bytes() == with_changes(BUGGY_MODULE, GREET, SHOUT).encode()
+    assert site.backup.read_bytes() == BUGGY_MODULE.encode(), "the file 0.2 patched was saved as the original"
+    check = run_on(site, "check", patches=both, HFPATCH_CATALOG=catalogs)
+    assert (check.code, labels(check, both)) == (0, {PATCH_ID: "applied", B_ID: "applied"}), check.out + check.err
+    succeeded(run_on(site, "revert", patches=both, HFPATCH_CATALOG=catalogs))
+    assert (site.file.read_bytes(), site.record.read_bytes()) == (BUGGY_MODULE.encode(), record)
+    assert not site.holds_state
