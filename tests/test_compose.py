@@ -57,7 +57,7 @@ from toy import (
 FILES = (MODULE, WORDS)
 ORIGINAL = {MODULE: BUGGY_MODULE.encode(), WORDS: BUGGY_WORDS.encode()}
 PATCHED = {MODULE: with_changes(BUGGY_MODULE, GREET).encode(), WORDS: with_changes(BUGGY_WORDS, TITLE).encode()}
-# Which fix patches a file at a fault point reached once for each file: the first file's, or the second's.
+# The fault points a run reaches once for each file (`<point>#1` at the first file, `<point>#2` at the second).
 PER_FILE = ("after-write", "after-RECORD", "after-bytecode")
 
 
