@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from hfpatch import entry
@@ -129,18 +129,46 @@ def _canonical(distribution: str) -> str:
     return distribution.lower().replace("_", "-").replace(".", "-")
 
 
+def finder(catalogs: Sequence[str]) -> Callable[[str], Patch | None]:
+    """Any entry of the catalogs by id, whether selected or not, read only when asked for: revert rebuilds a file
+    with the other patches that stay on it, and `check` never pays for it."""
+    found: dict[str, Patch | None] = {}
+
+    def find(patch_id: str) -> Patch | None:
+        if patch_id not in found:
+            directory = entry_dirs(catalog_dirs(catalogs)).get(patch_id)
+            found[patch_id] = None if directory is None else entry.load(directory)
+        return found[patch_id]
+
+    return find
+
+
 def _refuse_overlaps(patches: Sequence[Patch]) -> None:
-    """Two patches may change one file, each its own statements; two that change one statement cannot both be
-    applied (the second would find the first's text), so they are refused together, naming both."""
-    seen: dict[tuple[str, str, str], str] = {}
+    """Two patches may change one file, each its own statements; two that change one statement (or a class and a
+    statement in it) cannot both be applied (the second would find the first's text), so they are refused
+    together, naming both."""
+    seen: dict[tuple[str, str], list[tuple[str, str]]] = {}  # (distribution, file) -> [(target, patch id)]
     for patch in patches:
         distribution = _canonical(patch.distribution)
         for file in patch.files:
+            changed = seen.setdefault((distribution, file.file), [])
             for target in file.targets:
-                key = (distribution, file.file, target.name)
-                other = seen.setdefault(key, patch.id)
-                if other != patch.id:
+                for name, other in changed:
+                    if other == patch.id or not _overlap(name, target.name):
+                        continue
+                    outer, inner = sorted((name, target.name), key=len)
+                    within = "" if outer == inner else f" ({inner} is in it)"
                     raise CatalogError(
-                        f"{other} and {patch.id} both change {target.name} in {file.file}: of two patches of one "
+                        f"{other} and {patch.id} both change {outer} in {file.file}{within}: of two patches of one "
                         "statement only one can be applied; leave one out with --patch, or remove one entry."
                     )
+            changed += [(target.name, patch.id) for target in file.targets]
+
+
+def _overlap(one: str, other: str) -> bool:
+    """The same statement, or a class and a statement of its body (a key inside it: `Class.name`)."""
+    return one == other or _inside(one, other) or _inside(other, one)
+
+
+def _inside(inner: str, outer: str) -> bool:
+    return entry.QUALNAME.fullmatch(outer) is not None and inner.startswith(f"{outer}.")

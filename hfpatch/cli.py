@@ -290,7 +290,11 @@ def _run(args: argparse.Namespace) -> int:
     listing = args.command == "list"
     # list shows every entry, so it reads each whole; the others read an entry whole only where it is needed.
     patches = catalog.select(patch_ids, args.catalogs, whole=listing)
-    options = Options(dry_run=getattr(args, "dry_run", False), force=getattr(args, "force", False))
+    options = Options(
+        dry_run=getattr(args, "dry_run", False),
+        force=getattr(args, "force", False),
+        lookup=catalog.finder(args.catalogs),
+    )
 
     def advice_for(given: str | None) -> Suggest:
         return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 
-from hfpatch import catalog, engine
+from hfpatch import catalog, engine, state
 from hfpatch.diagnosis import Condition, Suggest, plain
 from hfpatch.entry import Patch
 from hfpatch.environment import Environment, resolve_python
@@ -62,7 +62,11 @@ def run(
             continue
         here = options._replace(suggest=advice_for(result.requested))
         chosen = [wanted[patch.id] if _has(environment, patch) else patch for patch in patches]
-        result.outcomes = [engine.run(command, patch, environment, here) for patch in chosen]
+        done = {
+            patch.id: engine.run(command, patch, environment, here)
+            for patch in _interrupted_first(command, chosen, environment)
+        }
+        result.outcomes = [done[patch.id] for patch in chosen]
         if require_installed and _found_nothing(result, environment):
             result.error = _nothing_installed(command.value, environment, patches, given is not None)
     return results
@@ -74,6 +78,23 @@ def _has(environment: Environment, patch: Patch) -> bool:
         return environment.installation_of(patch) is not None
     except HfpatchError:
         return True
+
+
+def _interrupted_first(command: Command, patches: Sequence[Patch], environment: Environment) -> list[Patch]:
+    """apply and revert finish a patch's interrupted run before they act on the others: until then the files it
+    names hold what its journal says, and another patch of those files is refused (hfpatch.plan)."""
+    if command not in (Command.APPLY, Command.REVERT):
+        return list(patches)
+
+    def interrupted(patch: Patch) -> bool:
+        try:
+            installation = environment.installation_of(patch)
+            saved = None if installation is None else state.load(installation.root, patch.id)[0]
+        except HfpatchError:
+            return False  # the patch's own run reports it
+        return saved is not None and saved.phase is not state.Phase.APPLIED
+
+    return sorted(patches, key=lambda patch: not interrupted(patch))
 
 
 def _found_nothing(result: EnvironmentResult, environment: Environment) -> bool:

@@ -309,6 +309,13 @@ def _with_state(facts: Facts, file: FileFacts, suggest: Suggest) -> Diagnosis:
     if digest == held.original_sha256:
         summary = f"{file.path} holds the original code again (was {patch.distribution} reinstalled?)"
         return Diagnosis(Condition.DROPPED, summary, notes, advice=f"run `{suggest('apply')}`")
+    other = next(
+        (run for run in file.interrupted if digest in (run.change.before_sha256, run.change.after_sha256)), None
+    )
+    if other is not None:  # not edited: another patch's run was writing it
+        summary = f"{file.path} is as the interrupted {other.verb} of {other.patch} left it"
+        advice = f"run `{suggest('apply')}` or `{suggest('revert')}` with {other.patch} among the patches to finish it"
+        return Diagnosis(Condition.INCOMPLETE, summary, notes, advice=advice)
     return _edited(facts, file, suggest, notes)
 
 

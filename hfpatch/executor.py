@@ -75,12 +75,18 @@ def patches_in(facts: Facts, file: FileFacts) -> tuple[str, ...]:
     else:
         within = recorded
     if saved is not None and change is not None and saved.phase is not Phase.APPLIED:
+        # The file as the interrupted run left it: an apply meant to leave the patch in it, a revert to take it out
+        # (what either found is the other way round).
+        applying = saved.phase is Phase.APPLYING
         if digest == change.after_sha256:
-            applying = saved.phase is Phase.APPLYING
-            within = (*[p for p in within if p != patch_id], patch_id) if applying else _without(within, patch_id)
-        elif digest == change.before_sha256 and saved.phase is Phase.APPLYING:
-            within = _without(within, patch_id)
+            within = _with(within, patch_id) if applying else _without(within, patch_id)
+        elif digest == change.before_sha256:
+            within = _without(within, patch_id) if applying else _with(within, patch_id)
     return within
+
+
+def _with(patches: tuple[str, ...], patch_id: str) -> tuple[str, ...]:
+    return patches if patch_id in patches else (*patches, patch_id)
 
 
 def _without(patches: tuple[str, ...], patch_id: str) -> tuple[str, ...]:
@@ -88,8 +94,8 @@ def _without(patches: tuple[str, ...], patch_id: str) -> tuple[str, ...]:
 
 
 def original_of(facts: Facts, file: FileFacts) -> bytes:
-    """The file's original bytes: its verified backup where hfpatch holds a state of the file, the original an apply
-    saved first where it was killed before writing that state, else the file itself (then the original: hfpatch
+    """The file's original bytes: its verified backup where hfpatch holds a state of the file, the original a run
+    saved first where it was killed before that state was written, else the file itself (then the original: hfpatch
     holds no patch in it)."""
     assert file.source is not None
     if file.state is not None:
@@ -98,14 +104,16 @@ def original_of(facts: Facts, file: FileFacts) -> bytes:
         return file.original
     saved = facts.state
     change = None if saved is None else saved.change_of(file.file)
-    if saved is None or change is None or saved.phase is not Phase.APPLYING:
+    if saved is None or change is None or saved.phase is Phase.APPLIED:
         return file.source
-    if file.source_sha256 == change.before_sha256:
+    # Without a state of the file no other patch is in it: the original is what an apply found, what a revert leaves.
+    original_sha256 = change.before_sha256 if saved.phase is Phase.APPLYING else change.after_sha256
+    if file.source_sha256 == original_sha256:
         return file.source
     assert facts.installation is not None
     left = state.original_path(facts.installation.root, file.file)
     kept = files.read_bytes(left) if left.exists() else None
-    if kept is None or hashlib.sha256(kept).hexdigest() != change.before_sha256:
+    if kept is None or hashlib.sha256(kept).hexdigest() != original_sha256:
         raise StateError(f"hfpatch's backup {left} is missing or not the original; reinstall the package.")
     return kept
 
@@ -160,7 +168,9 @@ def reverting(facts: Facts, file: FileFacts, lookup: Lookup) -> FilePlan:
 def _plan(facts: Facts, file: FileFacts, original: bytes, after: bytes, patches: tuple[str, ...]) -> FilePlan:
     assert file.source is not None and facts.installation is not None
     installation = facts.installation
-    line_before = file.state.record_line_before if file.state is not None else _record_line_before(file, original)
+    line_before = (
+        file.state.record_line_before if file.state is not None else _record_line_before(facts, file, original)
+    )
     if not patches:
         record_line = line_before
         kept = None
@@ -180,9 +190,10 @@ def _plan(facts: Facts, file: FileFacts, original: bytes, after: bytes, patches:
     return FilePlan(file, original, file.source, after, kept, record_line)
 
 
-def _record_line_before(file: FileFacts, original: bytes) -> str | None:
+def _record_line_before(facts: Facts, file: FileFacts, original: bytes) -> str | None:
     """RECORD's line for the original file, for revert: as RECORD has it, unless it describes other bytes already (a
-    state completed later than the file was written); None where RECORD does not list the file."""
+    state completed later than the file was written, or bytes an interrupted run wrote, by its journal); None where
+    RECORD does not list the file."""
     if file.record_line is None:
         return None
     if (
@@ -190,6 +201,10 @@ def _record_line_before(file: FileFacts, original: bytes) -> str | None:
         and file.source != original
         and file.record_line == wheelrecord.line_for(file.file, file.source)
     ):
+        return wheelrecord.line_for(file.file, original)
+    change = None if facts.state is None else facts.state.change_of(file.file)
+    written = () if change is None else {change.before_sha256, change.after_sha256} - {_sha256(original)}
+    if any(wheelrecord.describes(file.record_line, digest) for digest in written):
         return wheelrecord.line_for(file.file, original)
     return file.record_line
 
@@ -292,7 +307,8 @@ def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phas
     """Take every file from what it is to what its plan says, in the crash-safe order:
 
     apply:  originals saved, state "applying", each file (its RECORD line, its bytecode), files' states, "applied"
-    revert: state "reverting", each file (its RECORD line, its bytecode), files' states, the state dropped
+    revert: originals saved (where no state of the file in this layout has them), state "reverting", each file (its
+            RECORD line, its bytecode), files' states, the state dropped
     """
     root, patch = installation.root, facts.patch
     verb = "apply" if phase is Phase.APPLYING else "revert"
@@ -323,10 +339,13 @@ def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phas
         if imported.refusal is not None:
             raise UnexpectedCode(imported.refusal)
         notes += [imported.note] if imported.note else []
-        for plan in plans:
-            if plan.facts.state is None or plan.facts.state.original_path:
-                # the original, saved before anything else: every later step can be undone from it
-                state.save_original(root, plan.facts.file, plan.original)
+    for plan in plans:
+        if plan.facts.state is None or plan.facts.state.original_path:
+            # The original, saved in this layout before anything else: every later step can be undone from it. A
+            # revert too, where the original lies where only the state it overwrites next says (an interrupted
+            # apply's, hfpatch 0.2's).
+            state.save_original(root, plan.facts.file, plan.original)
+    if phase is Phase.APPLYING:
         fault_point("apply:after-backup")
     written: list[FilePlan] = []
     try:
@@ -351,8 +370,8 @@ def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phas
                 state.save_file(root, plan.state)
         if phase is Phase.APPLYING:
             state.save(root, journal._replace(phase=Phase.APPLIED))
-            if previous is not None and previous.legacy:  # hfpatch 0.2's backup: saved in this layout above
-                files.remove(state.legacy_backup_path(root, patch.id))
+            # hfpatch 0.2's backup, saved in this layout above (or by a revert that wrote its state over 0.2's)
+            files.remove(state.legacy_backup_path(root, patch.id))
         else:
             state.discard(root, patch.id)
     except HfpatchError:

@@ -13,6 +13,19 @@ from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, StateError
 
 
+class Interrupted(NamedTuple):
+    """Another patch's apply or revert of the file, killed before it finished: until it is finished the file holds
+    what that run's journal says, which hfpatch's state of the file does not say yet."""
+
+    patch: str
+    phase: state.Phase
+    change: state.FileChange
+
+    @property
+    def verb(self) -> str:
+        return "apply" if self.phase is state.Phase.APPLYING else "revert"
+
+
 class FileFacts(NamedTuple):
     """One file of the patch, as the environment holds it."""
 
@@ -34,6 +47,8 @@ class FileFacts(NamedTuple):
     record_line: str | None = None
     # The application interpreter's unchecked-hash .pyc files whose source hash is not the file's: they run other code.
     stale_bytecode: tuple[str, ...] = ()
+    # Other patches' interrupted runs that name the file.
+    interrupted: tuple[Interrupted, ...] = ()
 
     @property
     def file(self) -> str:
@@ -84,8 +99,39 @@ def gather(patch: Patch, python: Python, installation: Installation | None) -> F
         return found._replace(state_error=str(error))
     record = installation.record
     record_bytes = _record(record)
-    gathered = tuple(_file(file, python, installation, implied.get(file.file), record_bytes) for file in patch.files)
+    interrupted, implied_by_others = _others(root, patch)
+    gathered = tuple(
+        _file(file, python, installation, implied.get(file.file) or implied_by_others.get(file.file), record_bytes)
+        for file in patch.files
+    )
+    gathered = tuple(file._replace(interrupted=interrupted.get(file.file, ())) for file in gathered)
     return found._replace(state=saved, files=gathered)
+
+
+def _others(root: Path, patch: Patch) -> tuple[dict[str, tuple[Interrupted, ...]], dict[str, state.FileState]]:
+    """What other patches' states say of this patch's files: their interrupted runs, and the states of the files
+    that hfpatch 0.2's layout implies (it kept none of its own: a file it patched holds that patch already)."""
+    mine = {file.file for file in patch.files}
+    try:
+        directories = sorted(state.state_root(root).iterdir())
+    except OSError:
+        return {}, {}
+    found: dict[str, list[Interrupted]] = {}
+    implied: dict[str, state.FileState] = {}
+    for directory in directories:
+        if directory.name in (patch.id, "files") or not (directory / "state.json").is_file():
+            continue
+        try:
+            saved, theirs = state.load(root, directory.name)
+        except StateError:
+            continue  # that patch's own check says so
+        implied |= {file: held for file, held in theirs.items() if file in mine}
+        if saved is None or saved.phase is state.Phase.APPLIED:
+            continue
+        for change in saved.files:
+            if change.file in mine:
+                found.setdefault(change.file, []).append(Interrupted(saved.patch, saved.phase, change))
+    return {file: tuple(runs) for file, runs in found.items()}, implied
 
 
 def _orphans(patch: Patch, python: Python) -> tuple[Path, ...]:

@@ -9,7 +9,8 @@ from typing import NamedTuple
 from hfpatch.diagnosis import CHECK_EXIT, NEEDS_WRITING, Condition, Diagnosis, Suggest, plain
 from hfpatch.entry import Patch
 from hfpatch.errors import ExitCode
-from hfpatch.facts import Facts
+from hfpatch.facts import Facts, FileFacts
+from hfpatch.state import PatchState, Phase
 
 
 class Command(enum.Enum):
@@ -88,9 +89,16 @@ class Plan(NamedTuple):
 def plan(command: Command, diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
     if command in (Command.CHECK, Command.VERIFY):
         return Plan(Action.CHECKED, CHECK_EXIT[diagnosis.condition], diagnosis.summary)
-    if command is Command.APPLY:
-        return _apply(diagnosis, facts)
-    return _revert(diagnosis, facts, options)
+    decided = _apply(diagnosis, facts) if command is Command.APPLY else _revert(diagnosis, facts, options)
+    other = next((run for file in facts.files for run in file.interrupted), None)
+    if other is not None and {Step.PATCH, Step.RESTORE} & set(decided.steps):
+        # Writing the file now would make that run's journal of it untrue, so it could never be finished.
+        suggest = options.suggest
+        return _refused(
+            f"the {other.verb} of {other.patch} was interrupted in {facts.paths}: finish it first, with "
+            f"{other.patch} among the patches (`{suggest('apply')}` or `{suggest('revert')}`); nothing was changed"
+        )
+    return decided
 
 
 def _refused(message: str) -> Plan:
@@ -113,10 +121,12 @@ def _apply(diagnosis: Diagnosis, facts: Facts) -> Plan:
             message = f"rebuilt the stale bytecode of {facts.paths}; its source already had the fix"
             return Plan(Action.REFRESHED, ExitCode.OK, message, (*clear, Step.REFRESH_BYTECODE))
         return Plan(Action.PATCHED, ExitCode.OK, _patched_message(facts), (*clear, Step.PATCH))
-    # With a state, what needs writing holds the original (dropped, or an apply killed early) or the patched bytes.
+    # With a state, what needs writing holds the original (dropped, or a run killed early) or the patched bytes:
+    # where an interrupted apply leaves the file, or where an interrupted revert found it.
+    reverting = saved.phase is Phase.REVERTING
     written = [saved.change_of(file.file) for file in facts.files]
     if all(
-        change is not None and file.source_sha256 == change.after_sha256
+        change is not None and file.source_sha256 == (change.before_sha256 if reverting else change.after_sha256)
         for change, file in zip(written, facts.files, strict=True)
     ):
         return Plan(Action.COMPLETED, ExitCode.OK, f"finished the interrupted apply on {facts.paths}", (Step.PATCH,))
@@ -164,10 +174,27 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
         held = file.state
         if held is not None and file.source_sha256 != held.original_sha256 and file.original is None:
             return _refused(f"{file.original_error}; nothing was changed. Reinstall {patch.distribution}")
-    if all(file.state is None or file.source_sha256 == file.state.original_sha256 for file in facts.files):
+    if all(_holds_the_original(file, saved) for file in facts.files):
         message = (
             f"{facts.paths} {'was' if len(facts.files) == 1 else 'were'} already the original; cleared hfpatch's state"
         )
     else:
         message = f"restored the original {facts.paths}"
+    staying = sorted({other for file in facts.files if file.state for other in file.state.patches} - {patch.id})
+    if staying and not all(_holds_the_original(file, saved) for file in facts.files):
+        # the file is rebuilt from its original with the others' fixes: it is not the original
+        message = (
+            f"took {patch.id} out of {facts.paths}; {', '.join(staying)} "
+            f"{'stays' if len(staying) == 1 else 'stay'} applied"
+        )
     return Plan(Action.REVERTED, ExitCode.OK, message, (Step.RESTORE,))
+
+
+def _holds_the_original(file: FileFacts, saved: PatchState) -> bool:
+    """By hfpatch's state of the file, or, where an interrupted run left none, by that run's journal."""
+    if file.state is not None:
+        return file.source_sha256 == file.state.original_sha256
+    change = saved.change_of(file.file)
+    if change is None or saved.phase is Phase.APPLIED:
+        return True
+    return file.source_sha256 == (change.before_sha256 if saved.phase is Phase.APPLYING else change.after_sha256)

@@ -16,9 +16,19 @@ def digest(data: bytes, algorithm: str = "sha256") -> str:
         raw = hashlib.new(algorithm, data).digest()
     except ValueError:
         return ""
+    return _written(algorithm, raw)
+
+
+def _written(algorithm: str, raw: bytes) -> str:
     # base64.urlsafe_b64encode, without importing base64 (and struct) on check's path
     encoded = binascii.b2a_base64(raw, newline=False).translate(_URLSAFE).rstrip(b"=")
     return f"{algorithm}={encoded.decode('ascii')}"
+
+
+def describes(line: str, sha256: str) -> bool:
+    """Whether a RECORD line's hash is the sha256 given in hex (as hfpatch's state keeps digests)."""
+    parts = line.rsplit(",", 2)
+    return len(parts) == 3 and parts[1] == _written("sha256", bytes.fromhex(sha256))
 
 
 def line_for(relative_file: str, data: bytes) -> str:

@@ -42,8 +42,8 @@ MUTANTS = [
         "no-rollback",
         "a failed apply puts the original back",
         "hfpatch/executor.py",
-        "        _roll_back(installation, facts, saved, original, fresh)\n",
-        "        pass\n",
+        "            _roll_back(facts, installation, written, previous)\n",
+        "            pass\n",
     ),
     Mutant(
         "no-fsync-before-rename",
@@ -84,8 +84,8 @@ MUTANTS = [
         "four-arguments-need-the-patch",
         "a form the fix must not be applied to is not applicable",
         "hfpatch/classify.py",
-        "        return Finding(target, form.verdict, _form_detail(target, form))\n",
-        "        return Finding(target, Verdict.NEEDS_PATCH if form.verdict is Verdict.NOT_APPLICABLE"
+        "        return TargetVerdict(target, form.verdict, _form_detail(target, form))\n",
+        "        return TargetVerdict(target, Verdict.NEEDS_PATCH if form.verdict is Verdict.NOT_APPLICABLE"
         " else form.verdict, _form_detail(target, form))\n",
     ),
     Mutant(
@@ -99,14 +99,17 @@ MUTANTS = [
         "backup-not-verified",
         "revert restores only a backup that is exactly the original",
         "hfpatch/facts.py",
-        "    if hashlib.sha256(backup).hexdigest() != saved.before_sha256:\n",
+        "    if hashlib.sha256(original).hexdigest() != saved.original_sha256:\n",
         "    if False:\n",
     ),
     Mutant(
         "record-line-not-updated",
         "the distribution's RECORD describes the patched file",
         "hfpatch/executor.py",
-        "        _set_record_line(installation, patch.file, wheelrecord.line_for(patch.file, new))\n",
+        "            _set_record_line(\n"
+        "                installation, plan.facts.file, plan.record_line or "
+        "wheelrecord.line_for(plan.facts.file, plan.after)\n"
+        "            )\n",
         "",
     ),
     Mutant(
@@ -169,7 +172,42 @@ MUTANTS = [
         "transform-result-unchecked",
         "nothing is written unless every target comes out exactly fixed",
         "hfpatch/rewrite.py",
-        "    _check(result, source, patch)\n",
+        "    _check(result, source, patch, file)\n",
+        "",
+    ),
+    Mutant(
+        "no-other-entries",
+        "reverting one of two patches of a file rebuilds it with the other's fix",
+        "hfpatch/cli.py",
+        "        lookup=catalog.finder(args.catalogs),\n",
+        "",
+    ),
+    Mutant(
+        "reverting-journal-ignored",
+        "a revert killed after its state still knows the file holds the patch (the original is kept)",
+        "hfpatch/executor.py",
+        "            within = _without(within, patch_id) if applying else _with(within, patch_id)\n",
+        "            within = _without(within, patch_id) if applying else within\n",
+    ),
+    Mutant(
+        "others-interrupted-run-ignored",
+        "no patch writes a file while another patch's run of it is interrupted",
+        "hfpatch/plan.py",
+        "    if other is not None and {Step.PATCH, Step.RESTORE} & set(decided.steps):\n",
+        "    if False:\n",
+    ),
+    Mutant(
+        "a-class-and-its-method-both-selected",
+        "two patches of one statement, or of a class and a statement in it, are refused together",
+        "hfpatch/catalog.py",
+        "    return one == other or _inside(one, other) or _inside(other, one)\n",
+        "    return one == other\n",
+    ),
+    Mutant(
+        "others-0.2-state-unread",
+        "a new patch of a file hfpatch 0.2 patched keeps the original",
+        "hfpatch/facts.py",
+        "        implied |= {file: held for file, held in theirs.items() if file in mine}\n",
         "",
     ),
 ]

@@ -12,6 +12,7 @@ import importlib.metadata
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 from releases import ABSENT, BUGGY, FIRST_DEFINED_IN, FORM_BY_RELEASE
-from support import Site, Venv, dependencies_view, make_venv
+from support import Site, Venv, dependencies_view, make_venv, read_only_command
 
 from hfpatch import catalog, entry
 from hfpatch.entry import Patch
@@ -138,6 +139,21 @@ def buggy_site(buggy_release: Release, tmp_path: Path) -> Site:
 def transformers_venv(path: Path, transformers: str) -> Venv:
     """A real venv whose transformers pip installed; its other packages come from the test environment."""
     return make_venv(path, f"transformers=={transformers}", view=dependencies_view(path.parent, {"transformers"}))
+
+
+@pytest.fixture(scope="session")
+def read_only_mounts(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Skip unless this host lets us make a private read-only bind mount (root in a mount namespace)."""
+    probe = tmp_path_factory.mktemp("read-only-probe")
+    command = read_only_command(probe, ["touch", str(probe / "x")])
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    except OSError as error:
+        pytest.skip(f"cannot run unshare to make a read-only bind mount: {error}")
+    if done.returncode == 0 or "Read-only file system" not in done.stderr:
+        pytest.skip(
+            f"read-only bind mounts are not permitted here: {done.stderr.strip() or 'the mount stays writable'}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------------- the guards

@@ -11,6 +11,8 @@ import base64
 import hashlib
 import json
 import os
+import py_compile
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -126,6 +128,46 @@ def in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Completed
     return Completed(code, captured.out, captured.err)
 
 
+def succeeded(done: Completed) -> Completed:
+    """A run that must have worked: exit 0 and no traceback."""
+    assert done.code == 0, done.out + done.err
+    assert "Traceback" not in done.err, done.err
+    return done
+
+
+# A run that HFPATCH_FAULT killed where it meant to, and the points it can be killed at, in the order a run meets
+# them (hfpatch.executor; the last three once for each file, `<point>#2` the second time).
+KILLED = -signal.SIGKILL
+APPLY_FAULTS = [
+    "apply:after-backup",
+    "apply:after-state-applying",
+    "apply:after-write",
+    "apply:after-RECORD",
+    "apply:after-bytecode",
+]
+REVERT_FAULTS = [
+    "revert:after-state-reverting",
+    "revert:after-write",
+    "revert:after-RECORD",
+    "revert:after-bytecode",
+]
+
+_READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" || exit 99; shift; exec "$@"'
+
+
+def read_only_command(directory: Path, command: list[str]) -> list[str]:
+    """`command` in a private mount namespace where `directory` is a read-only bind mount (exit 99: no mount)."""
+    return ["unshare", "-m", "sh", "-c", _READ_ONLY, "sh", str(directory), *command]
+
+
+def run_read_only(site: Site, *args: str, directory: Path | None = None) -> Completed:
+    """hfpatch in a private mount namespace where the site (or `directory`, a part of it) is a read-only bind
+    mount, as in a running container. Tests that call it use the read_only_mounts fixture (conftest)."""
+    done = run(read_only_command(directory or site.root, site.command(*args)), env=site.env())
+    assert done.code != 99, f"the read-only bind mount failed: {done.err}"
+    return done
+
+
 # ------------------------------------------------------------------------------------------------ sites
 
 
@@ -236,6 +278,11 @@ def tree(root: Path) -> dict[str, tuple[int, int, int, int, str]]:
         link = str(path.readlink()) if path.is_symlink() else ""
         found[str(path.relative_to(root))] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, link)
     return found
+
+
+def unchecked_bytecode(file: Path) -> None:
+    """An unchecked-hash .pyc: Python runs it without looking at the source, so hfpatch must rebuild it."""
+    py_compile.compile(str(file), doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
 
 
 def sha256(data: bytes | str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from support import Completed, Site, tree
-from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, make_site, write_catalog
+from toy import B_ID, BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, make_site, write_catalog, write_entry
 
 import hfpatch
 from hfpatch import cli
@@ -70,6 +70,24 @@ def _two_patches_of_one_statement(site: Site, tmp: Path) -> tuple[list[str], str
     return command, "toypkg-1 and toypkg-2 both change greet in toypkg/core.py: of two patches of one statement"
 
 
+def _two_patches_of_one_statement_applied(site: Site, tmp: Path) -> tuple[list[str], str]:
+    command, says = _two_patches_of_one_statement(site, tmp)
+    return ["apply", *command[1:]], says
+
+
+def _a_patch_of_a_class_and_one_of_its_method(site: Site, tmp: Path) -> tuple[list[str], str]:
+    """toypkg-class replaces the class Greeter, toypkg-b its method shout: one statement is inside the other."""
+    import shutil
+
+    write_entry(tmp / "another", B_ID)
+    shutil.copytree(site.team_catalog / PATCH_ID, tmp / "another" / "toypkg-class")
+    path = tmp / "another" / "toypkg-class" / "patch.json"
+    text = path.read_text().replace(f'"id": "{PATCH_ID}"', '"id": "toypkg-class"')
+    path.write_text(text.replace('"name": "greet"', '"name": "Greeter"'))
+    command = ["apply", "--catalog", str(tmp / "another"), "--patch", "toypkg-class", "--patch", B_ID]
+    return command, "toypkg-class and toypkg-b both change Greeter in toypkg/core.py (Greeter.shout is in it)"
+
+
 def _duplicate_id(site: Site, tmp: Path) -> tuple[list[str], str]:
     write_catalog(tmp / "another")
     return ["check", "--catalog", str(tmp / "another")], f"two patches are named {PATCH_ID}"
@@ -119,6 +137,8 @@ ENVIRONMENT_ERRORS = [
     pytest.param(_entry_names_no_version, id="entry-names-no-version"),
     pytest.param(_duplicate_id, id="duplicate-id"),
     pytest.param(_two_patches_of_one_statement, id="two-patches-of-one-statement"),
+    pytest.param(_two_patches_of_one_statement_applied, id="two-patches-of-one-statement-applied"),
+    pytest.param(_a_patch_of_a_class_and_one_of_its_method, id="a-patch-of-a-class-and-one-of-its-method"),
     pytest.param(
         _fixed(["check", "--no-such-option"], "unrecognized arguments: --no-such-option"), id="unknown-option"
     ),

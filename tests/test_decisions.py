@@ -16,8 +16,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support import Site
-from toy import BUGGY_GREET, BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, make_site
+from support import Site, record_line, record_with_line
+from toy import (
+    A_ID,
+    B_ID,
+    BUGGY_GREET,
+    BUGGY_MODULE,
+    BUGGY_WORDS,
+    FIXED_MODULE,
+    GREET,
+    MODULE,
+    PAIR_ID,
+    PATCH_ID,
+    WORDS,
+    make_composed_site,
+    make_pair_site,
+    make_site,
+    with_changes,
+)
 
 from hfpatch import engine, entry, state
 from hfpatch.diagnosis import Condition, Diagnosis, diagnose
@@ -68,9 +84,20 @@ def fresh(where: Path, *, version: str = "1.0", module: str | None = None) -> Wo
 def applied(where: Path) -> World:
     """toypkg 1.0 patched by the real engine."""
     world = fresh(where)
-    outcome = engine.run(Command.APPLY, world.patch, world.environment, Options())
-    assert (outcome.action, outcome.exit_code) == (Action.PATCHED, OK), outcome.message
+    apply_with_the_engine(world, world.patch)
     return world
+
+
+def apply_with_the_engine(world: World, patch: Patch) -> None:
+    """The real engine applies one patch of the world's catalog (the world's own, or another of its files)."""
+    outcome = engine.run(Command.APPLY, patch, world.environment, Options())
+    assert (outcome.action, outcome.exit_code) == (Action.PATCHED, OK), outcome.message
+
+
+def of_the_catalog(site: Site, patch_id: str) -> World:
+    """toypkg 1.0 as `site` holds it, and the patch of its catalog named."""
+    python = resolve_python(None)
+    return World(site, entry.load(site.team_catalog / patch_id), python, installation_of(site, python))
 
 
 def original_record(world: World) -> bytes:
@@ -86,10 +113,16 @@ def put_back_the_original(world: World, *, record: bool = True) -> None:
 
 
 def set_phase(world: World, phase: Phase) -> None:
-    """Where a killed run stops: the state's phase says what it was doing (written as the executor writes it)."""
-    saved, _ = state.load(world.site.root, PATCH_ID)
+    """Where a killed run stops: the state's phase says what it was doing, and its journal what it found and what
+    it leaves (written as the executor writes it: a revert of the applied patch goes from the patched file back)."""
+    saved, _ = state.load(world.site.root, world.patch.id)
     assert saved is not None
-    state.save(world.site.root, saved._replace(phase=phase))
+    changes = saved.files
+    if phase is Phase.REVERTING:
+        changes = tuple(
+            change._replace(before_sha256=change.after_sha256, after_sha256=change.before_sha256) for change in changes
+        )
+    state.save(world.site.root, saved._replace(phase=phase, files=changes))
 
 
 def reinstall(world: World, version: str, module: str) -> World:
@@ -329,6 +362,48 @@ def state_naming_another_file(where: Path) -> World:
     world = applied(where)
     moved = world.patch.files[0]._replace(file="toypkg/other.py")
     return dataclasses.replace(world, patch=world.patch._replace(files=(moved,)))
+
+
+def pair_killed_between_its_files(where: Path) -> World:
+    """toypkg-pair's apply killed after it wrote core.py (its RECORD line and bytecode too), before words.py: the
+    originals of both saved, the journal saying what each becomes, no state of either file yet."""
+    world = of_the_catalog(make_pair_site(where), PAIR_ID)
+    installed = world.site.record.read_bytes()
+    apply_with_the_engine(world, world.patch)
+    root = world.site.root
+    (root / WORDS).write_text(BUGGY_WORDS, encoding="utf-8")
+    patched_core = with_changes(BUGGY_MODULE, GREET).encode()
+    world.site.record.write_bytes(
+        record_with_line(installed, record_line(MODULE, BUGGY_MODULE.encode()), record_line(MODULE, patched_core))
+    )
+    for file in (MODULE, WORDS):
+        state.file_state_path(root, file).unlink()
+    set_phase(world, Phase.APPLYING)
+    assert state.original_path(root, WORDS).read_text(encoding="utf-8") == BUGGY_WORDS
+    return world
+
+
+def composed(where: Path) -> World:
+    """core.py holds toypkg-a and toypkg-b, applied in that order by the real engine; the world's patch is
+    toypkg-a."""
+    world = of_the_catalog(make_composed_site(where), A_ID)
+    apply_with_the_engine(world, world.patch)
+    apply_with_the_engine(world, entry.load(world.site.team_catalog / B_ID))
+    return world
+
+
+def composed_while_the_others_apply_is_interrupted(where: Path) -> World:
+    """toypkg-a applied, then toypkg-b's apply killed after its write (and RECORD and bytecode): core.py holds
+    both fixes, hfpatch's state of the file still says toypkg-a alone, toypkg-b's journal says what it wrote."""
+    world = of_the_catalog(make_composed_site(where), A_ID)
+    apply_with_the_engine(world, world.patch)
+    held = state.load_file(world.site.root, MODULE)
+    other = dataclasses.replace(world, patch=entry.load(world.site.team_catalog / B_ID))
+    apply_with_the_engine(other, other.patch)
+    assert held is not None
+    state.save_file(world.site.root, held)
+    set_phase(other, Phase.APPLYING)
+    return world
 
 
 def missing_file(where: Path) -> World:
@@ -692,6 +767,27 @@ SCENARIOS = [
         state_naming_another_file,
         expect(Condition.ERROR, "names toypkg/core.py, not toypkg/other.py", None, REFUSED, REFUSED),
         id="error-state-names-another-file",
+    ),
+    pytest.param(
+        pair_killed_between_its_files,
+        expect(Condition.INCOMPLETE, "an apply was interrupted", FINISH_APPLY, PATCH, RESTORE),
+        id="incomplete-two-files-one-patched-one-original",
+    ),
+    pytest.param(
+        composed,
+        expect(Condition.APPLIED, "patched", None, (Action.ALREADY_APPLIED, OK, ()), RESTORE),
+        id="applied-composed-with-another-patch",
+    ),
+    pytest.param(
+        composed_while_the_others_apply_is_interrupted,
+        expect(
+            Condition.INCOMPLETE,
+            "is as the interrupted apply of toypkg-b left it",
+            "with toypkg-b among the patches to finish it",
+            REFUSED,
+            REFUSED,
+        ),
+        id="incomplete-composed-the-others-apply-interrupted",
     ),
     pytest.param(
         missing_file,

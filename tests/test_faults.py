@@ -14,7 +14,6 @@ import fcntl
 import importlib.util
 import json
 import os
-import py_compile
 import queue
 import random
 import shutil
@@ -28,27 +27,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support import Completed, Site, record_hash, run, tree
+from support import (
+    APPLY_FAULTS,
+    KILLED,
+    REVERT_FAULTS,
+    Completed,
+    Site,
+    record_hash,
+    run_read_only,
+    succeeded,
+    tree,
+    unchecked_bytecode,
+)
 from toy import BUGGY_MODULE, FIXED_MODULE, MODULE, PATCH_ID, make_site
 
-KILLED = -signal.SIGKILL
 WAITING = "hfpatch: waiting for another hfpatch run to release"
 # Long enough for any run on a loaded machine; only a broken lock ever makes a test wait this long.
 LOCK_WAIT_BOUND = 60.0
-
-APPLY_FAULTS = [
-    "apply:after-backup",
-    "apply:after-state-applying",
-    "apply:after-write",
-    "apply:after-RECORD",
-    "apply:after-bytecode",
-]
-REVERT_FAULTS = [
-    "revert:after-state-reverting",
-    "revert:after-write",
-    "revert:after-RECORD",
-    "revert:after-bytecode",
-]
 
 
 # ------------------------------------------------------------------------------------------------------ helpers
@@ -65,12 +60,6 @@ def sentence(done: Completed) -> str:
     lines = [line for line in done.out.splitlines() if line.startswith(f"  {PATCH_ID}: ")]
     assert len(lines) == 1, done.out + done.err
     return lines[0].split(": ", 2)[2]
-
-
-def succeeded(done: Completed) -> Completed:
-    assert done.code == 0, done.out + done.err
-    assert "Traceback" not in done.err, done.err
-    return done
 
 
 @dataclass(frozen=True)
@@ -93,11 +82,6 @@ def with_record_line(record: bytes, data: bytes) -> bytes:
     rows = record.decode("utf-8").splitlines(keepends=True)
     row = f"{MODULE},{record_hash(data)},{len(data)}"
     return "".join(row + "\n" if line.startswith(f"{MODULE},") else line for line in rows).encode("utf-8")
-
-
-def unchecked_bytecode(file: Path) -> None:
-    """An unchecked-hash .pyc: Python runs it without looking at the source, so hfpatch must rebuild it."""
-    py_compile.compile(str(file), doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
 
 
 def known_site(where: Path) -> Known:
@@ -460,31 +444,6 @@ def test_a_run_waiting_for_a_lock_whose_holder_is_killed_proceeds(known: Known) 
 
 
 # ----------------------------------------------------------------------------------------------------- read-only
-
-
-_READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" || exit 99; shift; exec "$@"'
-
-
-@pytest.fixture(scope="session")
-def read_only_mounts(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Skip unless this host lets us make a private read-only bind mount (root in a mount namespace)."""
-    probe = tmp_path_factory.mktemp("read-only-probe")
-    command = ["unshare", "-m", "sh", "-c", _READ_ONLY, "sh", str(probe), "touch", str(probe / "x")]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
-    except OSError as error:
-        pytest.skip(f"cannot run unshare to make a read-only bind mount: {error}")
-    if done.returncode == 0 or "Read-only file system" not in done.stderr:
-        pytest.skip(
-            f"read-only bind mounts are not permitted here: {done.stderr.strip() or 'the mount stays writable'}"
-        )
-
-
-def run_read_only(site: Site, *args: str) -> Completed:
-    """hfpatch in a private mount namespace where the site is a read-only bind mount, as in a running container."""
-    done = run(["unshare", "-m", "sh", "-c", _READ_ONLY, "sh", str(site.root), *site.command(*args)], env=site.env())
-    assert done.code != 99, f"the read-only bind mount failed: {done.err}"
-    return done
 
 
 def assert_says_read_only(done: Completed) -> None:
