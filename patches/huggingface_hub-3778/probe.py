@@ -90,7 +90,7 @@ def download(hub: Path) -> dict[str, Any]:
     try:
         path = Path(huggingface_hub.hf_hub_download(REPO_ID, FILENAME, cache_dir=str(hub)))
     except Exception as error:  # the probe reports every failure of the real download, whatever it is
-        message = str(error)
+        message = " ".join(str(error).split())  # on one line
         # The bug: the resume asked for a range, got the whole file, and appended it to the partial one.
         bug = (
             RESUMED in RANGES
@@ -123,7 +123,9 @@ def main() -> None:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        os.environ.pop("HF_HUB_OFFLINE", None)  # the download must reach the loopback server
+        # Either switch turns huggingface_hub offline, and the download must reach the loopback server.
+        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+            os.environ.pop(name, None)
         os.environ.update(
             HF_ENDPOINT=f"http://127.0.0.1:{server.server_address[1]}",
             HF_HOME=str(scratch / "home"),
