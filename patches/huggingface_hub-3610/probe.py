@@ -89,7 +89,11 @@ def run(folder: Path) -> dict[str, Any]:
             failures.append((kind, ValueError(f"the cut-short {metadata[kind].name} was not removed"), False))
     if failures:  # a failure that is not the bug goes first: the patch would not cure it
         failures.sort(key=lambda failure: failure[2])
-        said = "; ".join(f"[{kind} metadata] {type(error).__name__}: {error}" for kind, error, _ in failures)
+        # error_type names the first failure's kind of error; the others name their own
+        said = "; ".join(
+            f"[{kind} metadata] {f'{type(error).__name__}: ' if index else ''}{error}"
+            for index, (kind, error, _) in enumerate(failures)
+        )
         result.update(ok=False, bug=all(bug for *_, bug in failures), error_type=type(failures[0][1]).__name__)
         result["error"] = " ".join(said.split())[:400]
     return result
