@@ -69,9 +69,9 @@ def is_the_bug(error: BaseException) -> bool:
     return isinstance(error, BrokenProcessPool) and UNPICKLING_FAILS in str(error.__cause__)
 
 
-def describe(error: BaseException) -> str:
-    """The error in a line; for a broken pool, with the last line of the worker's traceback that broke it."""
-    said = f"{type(error).__name__}: {error}"
+def describe(error: BaseException, named: bool) -> str:
+    """The error in a line (named: after its type); a broken pool with the last line of the traceback that broke it."""
+    said = f"{type(error).__name__}: {error}" if named else str(error)
     if isinstance(error, BrokenProcessPool) and error.__cause__ is not None:
         lines = [line.strip() for line in str(error.__cause__).splitlines() if line.strip().strip("'\"")]
         said += f" (the pool read back: {lines[-1]})" if lines else ""
@@ -94,7 +94,8 @@ def run() -> dict[str, Any]:
                 result["worker"] = said
     if failures:  # a failure that is not the bug goes first: the patch would not cure it
         failures.sort(key=lambda failure: is_the_bug(failure[1]))
-        said = "; ".join(f"[{way}] {describe(error)}" for way, error in failures)
+        # error_type names the first failure's kind of error; the others name their own
+        said = "; ".join(f"[{way}] {describe(error, index > 0)}" for index, (way, error) in enumerate(failures))
         result.update(ok=False, bug=all(is_the_bug(error) for _, error in failures))
         result.update(error_type=type(failures[0][1]).__name__, error=said[:400])
     return result
