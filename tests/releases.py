@@ -60,6 +60,12 @@ PATCH_ID = "transformers-46618"
 PROOF: dict[str, tuple[str, list[str]]] = {
     PATCH_ID: ("transformers", ["5.9.0", "5.10.4", "5.11.0", "5.12.1", "5.13.0"]),
     PATCH_40669: ("transformers", ["4.51.3", "4.52.4", "4.53.3", "4.54.1", "4.55.4", "4.56.0", HUB_FIXED_IN]),
+    "huggingface_hub-3579": ("huggingface_hub", ["1.0.1", "1.1.5", "1.1.6"]),
+    "huggingface_hub-3610": (
+        "huggingface_hub",
+        ["0.32.6", "0.33.5", "0.34.6", "0.35.3", "0.36.2", "1.0.1", "1.1.7", "1.2.1", "1.2.2"],
+    ),
+    "huggingface_hub-3778": ("huggingface_hub", ["1.1.7", "1.2.4", "1.3.7", "1.4.0", "1.4.1"]),
 }
 TORCH = "torch==2.13.0"
 PROBE_NEEDS: dict[str, list[str]] = {}
