@@ -1,12 +1,13 @@
-"""`hfpatch verify` for transformers#41322, run as a script in the target interpreter (no torch, no network).
+"""`hfpatch verify` for transformers#41322, run as a script in the target interpreter (torch not needed, no network).
 
 It parses a training command line with the real HfArgumentParser(TrainingArguments), as every run_*.py example and
 TRL script does: `--lr_scheduler_type cosine_with_min_lr --lr_scheduler_kwargs '{"min_lr": 1e-06}'`. In 4.57.0 to
 4.57.4 the field is annotated Union[dict[str, Any], str], which the parser turns into type=dict, so argparse rejects
 the JSON string ("invalid dict value") and exits with status 2; 4.57.5's Optional[Union[dict, str]] field takes the
-string, which TrainingArguments.__post_init__ loads as a dict. It prints one JSON line: ok, bug (the command line is
-rejected for --lr_scheduler_kwargs), error_type, error, loader_file (transformers.training_args as imported) and
-version.
+string, which TrainingArguments.__post_init__ loads as a dict. Where torch is installed, __post_init__ sets up the
+device with accelerate: a command line the parser takes then needs accelerate to become TrainingArguments, and without
+it the probe says so ("needs"). It prints one JSON line: ok, bug (the command line is rejected for
+--lr_scheduler_kwargs), error_type, error, needs, loader_file (transformers.training_args as imported) and version.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def run(scratch: Path) -> dict[str, Any]:
     except Exception as error:  # the probe reports every failure of the real code, whatever it is
         bug = isinstance(error, Rejected) and "--lr_scheduler_kwargs" in str(error)
         result.update(error_type=type(error).__name__, error=str(error)[:400], bug=bug)
+        if isinstance(error, ImportError) and "accelerate" in str(error):
+            result["needs"] = "accelerate"  # with torch installed, TrainingArguments sets up its device with it
     else:
         result["ok"] = True
     return result
