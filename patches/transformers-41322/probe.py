@@ -6,8 +6,9 @@ TRL script does: `--lr_scheduler_type cosine_with_min_lr --lr_scheduler_kwargs '
 the JSON string ("invalid dict value") and exits with status 2; 4.57.5's Optional[Union[dict, str]] field takes the
 string, which TrainingArguments.__post_init__ loads as a dict. Where torch is installed, __post_init__ sets up the
 device with accelerate: a command line the parser takes then needs accelerate to become TrainingArguments, and without
-it the probe says so ("needs"). It prints one JSON line: ok, bug (the command line is rejected for
---lr_scheduler_kwargs), error_type, error, needs, loader_file (transformers.training_args as imported) and version.
+it the probe says so ("needs"), as it does where 4.56.x's parser cannot read TrainingArguments without accelerate. It
+prints one JSON line: ok, bug (the command line is rejected for --lr_scheduler_kwargs), error_type, error, needs,
+loader_file (transformers.training_args as imported) and version.
 """
 
 from __future__ import annotations
@@ -45,6 +46,18 @@ def parse(output_dir: Path) -> Any:
     return arguments
 
 
+def needs_accelerate(error: Exception) -> bool:
+    """Whether the real code failed for want of accelerate, not for the bug: with torch installed, TrainingArguments
+    sets up its device with accelerate; and 4.56.x (older than the entry covers) annotates a field with accelerate's
+    ParallelismConfig, imported only where accelerate 1.10.1 is, which HfArgumentParser then cannot resolve."""
+    if isinstance(error, ImportError):
+        return "accelerate" in str(error)
+    unresolved = error.__context__
+    return (
+        isinstance(error, RuntimeError) and isinstance(unresolved, NameError) and unresolved.name == "ParallelismConfig"
+    )
+
+
 def run(scratch: Path) -> dict[str, Any]:
     import transformers
     import transformers.training_args as patched
@@ -59,8 +72,8 @@ def run(scratch: Path) -> dict[str, Any]:
     except Exception as error:  # the probe reports every failure of the real code, whatever it is
         bug = isinstance(error, Rejected) and "--lr_scheduler_kwargs" in str(error)
         result.update(error_type=type(error).__name__, error=str(error)[:400], bug=bug)
-        if isinstance(error, ImportError) and "accelerate" in str(error):
-            result["needs"] = "accelerate"  # with torch installed, TrainingArguments sets up its device with it
+        if needs_accelerate(error):
+            result["needs"] = "accelerate"
     else:
         result["ok"] = True
     return result
