@@ -60,6 +60,8 @@ PATCH_ID = "transformers-46618"
 PROOF: dict[str, tuple[str, list[str]]] = {
     PATCH_ID: ("transformers", ["5.9.0", "5.10.4", "5.11.0", "5.12.1", "5.13.0"]),
     PATCH_40669: ("transformers", ["4.51.3", "4.52.4", "4.53.3", "4.54.1", "4.55.4", "4.56.0", HUB_FIXED_IN]),
+    "transformers-41322": ("transformers", ["4.57.4", "4.57.5"]),
+    "transformers-41758": ("transformers", ["4.56.2", "4.57.5", "4.57.6"]),
     "huggingface_hub-3579": ("huggingface_hub", ["1.0.1", "1.1.5", "1.1.6"]),
     "huggingface_hub-3610": (
         "huggingface_hub",
