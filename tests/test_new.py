@@ -289,7 +289,18 @@ def _damaged(wheels: Path, where: Path, damage: Callable[[Path], None]) -> Path:
 
 
 def _flip(path: Path) -> None:
-    factory.flip_byte(path, factory.CORE)
+    factory.damage(path, factory.CORE)
+
+
+def _rebuilt_and_damaged(compression: int, member: str = factory.CORE) -> Callable[[Path], None]:
+    """1.1's wheel as built with `compression` (most wheels are deflated), then one member damaged."""
+
+    def damage(path: Path) -> None:
+        path.unlink()
+        rebuilt = factory.write_wheel(path.parent, "1.1", factory.release_files("1.1"), compression=compression)
+        factory.damage(rebuilt, member)
+
+    return damage
 
 
 def _truncate(path: Path) -> None:
@@ -333,7 +344,31 @@ def _target(name: str) -> list[str]:
         pytest.param(
             [*ADD, "--fixed-in", "0.8"], None, "0.8-py3-none-any.whl has no madeup/basket.py", id="fixed-lacks-it"
         ),
-        pytest.param(BOTH, _flip, f"{WHEEL_11} is corrupt", id="corrupt-wheel"),
+        pytest.param(BOTH, _flip, f"{WHEEL_11} is corrupt: cannot read {factory.CORE} (", id="corrupt-wheel"),
+        pytest.param(
+            BOTH,
+            _rebuilt_and_damaged(zipfile.ZIP_DEFLATED),
+            f"{WHEEL_11} is corrupt: cannot read {factory.CORE} (",
+            id="corrupt-deflated-wheel",
+        ),
+        pytest.param(
+            BOTH,
+            _rebuilt_and_damaged(zipfile.ZIP_DEFLATED, "madeup-1.1.dist-info/RECORD"),
+            f"{WHEEL_11} is corrupt: cannot read madeup-1.1.dist-info/RECORD (",
+            id="corrupt-deflated-record",
+        ),
+        pytest.param(
+            BOTH,
+            _rebuilt_and_damaged(zipfile.ZIP_BZIP2),
+            f"{WHEEL_11} is corrupt: cannot read {factory.CORE} (",
+            id="corrupt-bzip2-wheel",
+        ),
+        pytest.param(
+            BOTH,
+            _rebuilt_and_damaged(zipfile.ZIP_LZMA),
+            f"{WHEEL_11} is corrupt: cannot read {factory.CORE} (",
+            id="corrupt-lzma-wheel",
+        ),
         pytest.param(BOTH, _truncate, f"{WHEEL_11} is not a valid wheel", id="truncated-wheel"),
         pytest.param(BOTH, _stale_record, "does not match the digest its RECORD lists", id="record-mismatch"),
         pytest.param(_target("madeup:total"), None, "is not DIST:MODULE:QUALNAME", id="target-without-module"),
