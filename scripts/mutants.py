@@ -84,8 +84,8 @@ MUTANTS = [
         "four-arguments-need-the-patch",
         "a form the fix must not be applied to is not applicable",
         "hfpatch/classify.py",
-        "        return Finding(target, form.verdict, _form_detail(target, form))\n",
-        "        return Finding(target, Verdict.NEEDS_PATCH if form.verdict is Verdict.NOT_APPLICABLE"
+        "        return TargetVerdict(target, form.verdict, _form_detail(target, form))\n",
+        "        return TargetVerdict(target, Verdict.NEEDS_PATCH if form.verdict is Verdict.NOT_APPLICABLE"
         " else form.verdict, _form_detail(target, form))\n",
     ),
     Mutant(
