@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import wheelfactory as factory
-from support import Completed, Venv, hfpatch, in_process, make_venv, sha256
+from support import Completed, Site, Venv, hfpatch, in_process, line_in_record, make_venv, record_line, sha256
 
 from hfpatch import catalog, classify, definitions, entry
 from hfpatch.entry import Patch, Verdict
@@ -277,6 +277,69 @@ def test_an_existing_entry_is_refused_unless_forced_and_then_replaced_whole(new:
     assert sorted(path.name for path in (tmp_path / "catalog").iterdir()) == ["madeup-total"], "no scratch left"
 
 
+# ----------------------------------------------------------------------------- names, as the packaging spec says
+
+
+@pytest.fixture(scope="module")
+def hub_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("hub-wheels")
+    factory.build_hub(directory)
+    return directory
+
+
+def hub_target(spelling: str = factory.HUB, module: str = "core", name: str = "first") -> list[str]:
+    return ["--target", f"{spelling}:made_up_hub.{module}:{name}"]
+
+
+HUB_FIRST_TABLE = {
+    "0.9": ("-", "absent", "first not defined"),
+    "1.0": ("A", "needs-patch", "same signature as the fix; 1 line differs from the fix"),
+    "1.0.1": ("fix", "fixed", "identical to the fix"),
+    "2.0": ("fix", "fixed", "identical to the fix"),
+    "3.0": ("fix", "fixed", "identical to the fix"),
+}
+
+
+@pytest.mark.parametrize("spelling", [factory.HUB, factory.HUB_METADATA_NAME, factory.HUB_WHEEL_NAME, "MADE.UP-HUB"])
+def test_a_distribution_s_wheels_are_found_however_its_name_is_spelt(
+    new: NewRun, hub_wheels: Path, tmp_path: Path, spelling: str
+) -> None:
+    """made_up_hub-X-py3-none-any.whl, whose METADATA says Made-Up.Hub: every spelling the packaging spec calls the
+    same name finds its wheels and its .dist-info."""
+    done = new("hub-first", *hub_target(spelling), "--fixed-in", "2.0", find_links=hub_wheels)
+    assert done.code == 0, done.err
+    assert done.table() == HUB_FIRST_TABLE
+    assert entry.load(tmp_path / "catalog" / "hub-first").distribution == spelling
+
+
+def test_targets_may_spell_the_distribution_differently(new: NewRun, hub_wheels: Path) -> None:
+    """Two spellings of one name are one distribution: the run gets past the targets to reading the wheels."""
+    both = [*hub_target(factory.HUB), *hub_target("made-up-hub", name="nope")]
+    done = new("hub-first", *both, "--fixed-in", "2.0", find_links=hub_wheels)
+    assert done.code == 2
+    assert f"nope is not defined in made_up_hub.core of {factory.HUB} 2.0" in done.err
+
+
+def test_an_entry_for_a_normalised_name_finds_the_installed_dist_info(
+    new: NewRun, hub_wheels: Path, tmp_path: Path
+) -> None:
+    """Installed from its wheel, the distribution's .dist-info is made_up_hub-1.0.dist-info: apply finds it (the
+    version, RECORD), and revert puts RECORD back."""
+    assert new("hub-first", *hub_target(), "--fixed-in", "2.0", find_links=hub_wheels).code == 0
+    root = factory.install(hub_wheels / "made_up_hub-1.0-py3-none-any.whl", tmp_path / "site")
+    site = Site(root, factory.HUB_WHEEL_NAME, "1.0", factory.HUB_CORE, "hub-first", catalog=tmp_path / "catalog")
+    record = site.record.read_bytes()
+    applied = site.run("apply")
+    assert (applied.code, applied.label("hub-first")) == (0, "patched"), applied.out + applied.err
+    assert f"({factory.HUB} 1.0 at {root / 'made_up_hub'})" in applied.out
+    assert "note:" not in applied.out
+    fixed = factory.hub_files("2.0")[factory.HUB_CORE]
+    assert site.file.read_bytes() == fixed
+    assert line_in_record(site.record.read_bytes(), factory.HUB_CORE) == record_line(factory.HUB_CORE, fixed)
+    assert site.run("revert").code == 0
+    assert site.record.read_bytes() == record
+
+
 # --------------------------------------------------------------------------------------------------- bad input
 
 
@@ -470,6 +533,29 @@ def test_through_pip_the_wheels_are_cached_and_reused(wheels: Path, tmp_path: Pa
     assert (tmp_path / "second" / "madeup-total" / "patch.json").read_bytes() == (
         tmp_path / "first" / "madeup-total" / "patch.json"
     ).read_bytes()
+
+
+@needs_pip_json
+def test_through_pip_the_cache_serves_every_spelling_of_the_name(hub_wheels: Path, tmp_path: Path) -> None:
+    """pip fetches made_up_hub wheels for Made_Up.Hub; a later run that spells it made-up.hub reads them from the
+    same cache, though the directory pip reads from now holds only damaged wheels."""
+    links = tmp_path / "links"
+    shutil.copytree(hub_wheels, links)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(links), PIP_NO_CACHE_DIR="1", XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    args = ["--fixed-in", "2.0", "--since", "1.0"]
+    first = hfpatch("new", "hub-first", *hub_target(factory.HUB), *args, "--catalog", str(tmp_path / "1"), env=env)
+    assert first.code == 0, first.err
+    assert list(first.table()) == ["1.0", "1.0.1", "2.0", "3.0"]
+    cache = tmp_path / "xdg" / "hfpatch" / "wheels" / "made-up-hub"
+    assert sorted(path.name for path in cache.iterdir()) == [
+        f"made_up_hub-{release}-py3-none-any.whl" for release in ("1.0", "1.0.1", "2.0", "3.0")
+    ]
+    for path in links.iterdir():
+        factory.damage(path, factory.HUB_CORE)
+    second = hfpatch("new", "hub-first", *hub_target("made-up.hub"), *args, "--catalog", str(tmp_path / "2"), env=env)
+    assert second.code == 0, second.err
+    assert second.table() == first.table()
 
 
 @needs_pip_json

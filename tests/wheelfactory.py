@@ -147,3 +147,61 @@ def damage(path: Path, member: str) -> None:
     else:  # zip's lzma data starts with its version and the size of its properties (4 bytes), which it ignores
         data[start + (4 if info.compress_type == zipfile.ZIP_LZMA else 0)] = 0xFF
     path.write_bytes(bytes(data))
+
+
+# ------------------------------------------------------------------- a distribution whose name needs normalising
+
+# `Made_Up.Hub`, as huggingface_hub is: its wheels and .dist-info spell it made_up_hub, its METADATA Made-Up.Hub, and
+# a user may type any of the three (or another spelling the packaging spec calls the same name) in --target.
+HUB = "Made_Up.Hub"
+HUB_WHEEL_NAME = "made_up_hub"
+HUB_METADATA_NAME = "Made-Up.Hub"
+HUB_CORE = "made_up_hub/core.py"
+HUB_EXTRA = "made_up_hub/extra.py"
+
+# first() fails on an empty list until 2.0 (1.0.1 has the fix backported); strip() fails on None until 3.0, and 2.0
+# gave it another signature (not applicable to 3.0's fix).
+FIRST_BUG = "def first(items):\n    return items[0]\n"
+FIRST_FIX = "def first(items):\n    return items[0] if items else None\n"
+STRIP_BUG = "def strip(text):\n    return text.strip()\n"
+STRIP_WIDE = "def strip(text, chars=None):\n    return text.strip(chars)\n"
+STRIP_FIX = 'def strip(text):\n    return (text or "").strip()\n'
+
+_HUB_HEAD = '"""made_up_hub.{}: helpers."""\n\n\n'
+HUB_TEXTS = {
+    # release: (core.py, extra.py)
+    "0.9": (_HUB_HEAD.format("core") + "LIMIT = 3\n", _HUB_HEAD.format("extra") + "NAME = 'x'\n"),
+    "1.0": (_HUB_HEAD.format("core") + FIRST_BUG, _HUB_HEAD.format("extra") + STRIP_BUG),
+    "1.0.1": (_HUB_HEAD.format("core") + FIRST_FIX, _HUB_HEAD.format("extra") + STRIP_BUG),
+    "2.0": (_HUB_HEAD.format("core") + FIRST_FIX, _HUB_HEAD.format("extra") + STRIP_WIDE),
+    "3.0": (_HUB_HEAD.format("core") + FIRST_FIX, _HUB_HEAD.format("extra") + STRIP_FIX),
+}
+
+
+def hub_files(version: str) -> dict[str, bytes]:
+    core, extra = HUB_TEXTS[version]
+    return {"made_up_hub/__init__.py": b"", HUB_CORE: core.encode(), HUB_EXTRA: extra.encode()}
+
+
+def build_hub(directory: Path) -> dict[str, Path]:
+    """Every release of Made_Up.Hub, deflated as most wheels are, in `directory` (a --find-links directory)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    return {
+        version: write_wheel(
+            directory,
+            version,
+            hub_files(version),
+            name=HUB_WHEEL_NAME,
+            metadata_name=HUB_METADATA_NAME,
+            compression=zipfile.ZIP_DEFLATED,
+        )
+        for version in HUB_TEXTS
+    }
+
+
+def install(wheel: Path, root: Path) -> Path:
+    """What an installer leaves of a pure-Python wheel in `root` (a site-packages, or a PYTHONPATH entry): every
+    member at its path, the .dist-info with its RECORD included."""
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(root)
+    return root

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from hfpatch import entry
@@ -64,7 +65,8 @@ def parse_targets(values: Sequence[str]) -> tuple[str, str, list[str]]:
         if not entry.QUALNAME.fullmatch(name):
             raise UsageError(f"--target {value!r}: {name!r} is not a function name or Class.method.")
         parsed.append((distribution, module, name))
-    if len({(distribution.lower(), module) for distribution, module, _ in parsed}) != 1:
+    # One distribution however it is spelt (the packaging spec's normalised name: Made_Up.Hub is made-up-hub).
+    if len({(canonicalize_name(distribution), module) for distribution, module, _ in parsed}) != 1:
         raise UsageError("every --target must name the same distribution and module: one patch edits one file.")
     names = [name for _, _, name in parsed]
     if len(set(names)) != len(names):
