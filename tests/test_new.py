@@ -277,6 +277,226 @@ def test_an_existing_entry_is_refused_unless_forced_and_then_replaced_whole(new:
     assert sorted(path.name for path in (tmp_path / "catalog").iterdir()) == ["madeup-total"], "no scratch left"
 
 
+# ------------------------------------------------------------------------- the verdicts, release by release
+
+
+def releases_in(links: Path, texts: dict[str, str]) -> Path:
+    """A --find-links directory with one wheel of madeup per release, its madeup/core.py the text given."""
+    links.mkdir(parents=True, exist_ok=True)
+    for version, text in texts.items():
+        factory.write_wheel(links, version, {"madeup/__init__.py": b"", factory.CORE: text.encode()})
+    return links
+
+
+def target(*names: str) -> list[str]:
+    return [word for name in names for word in ("--target", f"madeup:madeup.core:{name}")]
+
+
+BOX_FIX = (
+    "import functools\n\n\nclass Box:\n    def __init__(self):\n        self.items = []\n\n"
+    "    def size(self):\n        return len(self.items)\n"
+)
+_SIZE = "    def size(self):\n        return len(self.items)\n"
+
+
+def _box(size: str) -> str:
+    return BOX_FIX.replace(_SIZE, size)
+
+
+SETTER = (
+    "    @property\n    def size(self):\n        return 0\n\n"
+    "    @size.setter\n    def size(self, value):\n        pass\n"
+)
+PLAIN_SETTER = SETTER.replace("    @size.setter\n", "")
+F_PLAIN = "import functools\n\n\ndef f(a):\n    return a\n"
+BREAKS = "the fix would break its callers"
+
+
+@pytest.mark.parametrize(
+    ("old", "fix", "names", "verdict", "reason"),
+    [
+        pytest.param(
+            _box("    @property\n    def size(self):\n        return 0\n"),
+            BOX_FIX,
+            ["Box.size"],
+            "not-applicable",
+            f"signature @property (self) where the fix has (self): {BREAKS}",
+            id="a-property-became-a-method",
+        ),
+        pytest.param(
+            BOX_FIX,
+            _box("    @property\n    def size(self):\n        return len(self.items)\n"),
+            ["Box.size"],
+            "not-applicable",
+            f"signature (self) where the fix has @property (self): {BREAKS}",
+            id="a-method-became-a-property",
+        ),
+        pytest.param(
+            _box("    @functools.cached_property\n    def size(self):\n        return 0\n"),
+            BOX_FIX,
+            ["Box.size"],
+            "not-applicable",
+            f"signature @functools.cached_property (self) where the fix has (self): {BREAKS}",
+            id="a-cached-property-spelt-with-its-module",
+        ),
+        pytest.param(
+            _box("    @classmethod\n    def size(cls):\n        return 0\n"),
+            BOX_FIX,
+            ["Box.size"],
+            "not-applicable",
+            f"signature @classmethod (cls) where the fix has (self): {BREAKS}",
+            id="a-classmethod",
+        ),
+        pytest.param(
+            _box(PLAIN_SETTER),
+            _box(SETTER.replace("pass", "self.items = [value]")),
+            ["Box.size"],
+            "not-applicable",
+            f"signature (self, value) where the fix has @size.setter (self, value): {BREAKS}",
+            id="the-name-now-binds-a-property-setter",
+        ),
+        pytest.param(
+            F_PLAIN,
+            F_PLAIN.replace("def f", "@functools.lru_cache(maxsize=None)\ndef f").replace("return a", "return a * 1"),
+            ["f"],
+            "needs-patch",
+            "same signature as the fix; 2 lines differ from the fix",
+            id="a-decorator-that-keeps-how-it-is-called",
+        ),
+        pytest.param(
+            "def f(a, **options):\n    return a\n",
+            "def f(a):\n    return a * 1\n",
+            ["f"],
+            "not-applicable",
+            f"signature (a, **options) where the fix has (a): {BREAKS}",
+            id="the-fix-drops-keyword-arguments",
+        ),
+        pytest.param(
+            "def f(a, *, strict=False):\n    return a\n",
+            "def f(a, *, strict):\n    return a * 1\n",
+            ["f"],
+            "not-applicable",
+            f"signature (a, *, strict=...) where the fix has (a, *, strict): {BREAKS}",
+            id="the-fix-drops-a-keyword-default",
+        ),
+    ],
+)
+def test_the_release_table_says_when_the_fix_would_change_how_the_name_is_called(
+    new: NewRun, tmp_path: Path, old: str, fix: str, names: list[str], verdict: str, reason: str
+) -> None:
+    links = releases_in(tmp_path / "links", {"1.0": old, "2.0": fix})
+    done = new("madeup-x", *target(*names), "--fixed-in", "2.0", find_links=links)
+    assert done.table()["1.0"][1:] == (verdict, reason)
+    if verdict == "needs-patch":
+        assert done.code == 0, done.err
+    else:
+        assert (done.code, done.err.count("\n")) == (2, 1)
+        assert "no release read needs the patch" in done.err
+        assert not (tmp_path / "catalog").exists()
+
+
+SKIP = 'SKIP = (None, "")\n'
+CLEAN_SKIPPING = "def _clean(items):\n    return [item for item in items if item not in SKIP]\n"
+TOTAL_CLEANED = "def total(items):\n    return sum(_clean(items))\n"
+
+
+def test_a_helper_that_uses_a_name_an_old_release_lacks_is_not_safe(new: NewRun, tmp_path: Path) -> None:
+    """The helper inserted with the patch would raise NameError there: the release is not safe, and no entry is
+    written while it is read; a release that binds the name takes the patch."""
+    links = releases_in(
+        tmp_path / "links",
+        {
+            "1.0": "def total(items):\n    return sum(items)\n",
+            "1.1": f"{SKIP}\n\ndef total(items):\n    return sum(items)\n",
+            "2.0": f"{SKIP}\n\n{CLEAN_SKIPPING}\n\n{TOTAL_CLEANED}",
+        },
+    )
+    done = new("madeup-x", *target("total", "_clean"), "--fixed-in", "2.0", find_links=links)
+    assert done.code == 2
+    table = done.table()
+    assert table["1.0"] == ("-/A", "not-safe", "SKIP missing (the fix of _clean uses it)")
+    assert table["1.1"][1:] == ("needs-patch", "_clean absent: the patch adds it; total: same signature as the fix; "
+                                "1 line differs from the fix")  # fmt: skip
+    (line,) = done.err.splitlines()
+    assert (
+        "the fix of _clean uses SKIP, which 1.0 lacks; it is a variable in 2.0, which hfpatch new cannot insert" in line
+    )
+    assert not (tmp_path / "catalog").exists()
+    since = new("madeup-x", *target("total", "_clean"), "--fixed-in", "2.0", "--since", "1.1", find_links=links)
+    assert since.code == 0, since.err
+    assert since.table()["1.1"][1] == "needs-patch"
+
+
+def test_a_helper_the_fixed_file_defines_after_its_caller_is_inserted_before_it(new: NewRun, tmp_path: Path) -> None:
+    fix = f"{TOTAL_CLEANED}\n\n{CLEAN_SKIPPING}\n\n{SKIP}"
+    old = f"{SKIP}\n\ndef total(items):\n    return sum(items)\n"
+    links = releases_in(tmp_path / "links", {"1.0": old, "2.0": fix})
+    done = new("madeup-x", *target("total", "_clean"), "--fixed-in", "2.0", find_links=links)
+    assert done.code == 0, done.err
+    assert done.table()["1.0"][1] == "needs-patch"
+    patch = entry.load(tmp_path / "catalog" / "madeup-x")
+    assert [(each.name, each.insert_if_absent) for each in patch.targets] == [("_clean", True), ("total", False)]
+    (needing,) = [known for known in patch.known_files if known.verdict is Verdict.NEEDS_PATCH]
+    expected = f"{SKIP}\n\n{CLEAN_SKIPPING}\n\n{TOTAL_CLEANED}"
+    assert needing.patched_sha256 == sha256(expected)
+
+
+def test_a_release_that_has_the_helper_already_is_patched_around_it(new: NewRun, tmp_path: Path) -> None:
+    """1.5 gained _clean before total used it: _clean stays as it is, total is patched, and 1.5 becomes 2.0."""
+    texts = {release: factory.CORE_TEXTS[release] for release in ("1.0", "2.0")}
+    texts["1.5"] = factory.CORE_TEXTS["2.0"].replace(factory.TOTAL_FIX, factory.TOTAL_A)
+    done = new(
+        "madeup-x", *target("total", "_clean"), "--fixed-in", "2.0", find_links=releases_in(tmp_path / "links", texts)
+    )
+    assert done.code == 0, done.err
+    assert done.table()["1.5"] == (
+        "fix/A",
+        "needs-patch",
+        "total: same signature as the fix; 4 lines differ from the fix",
+    )
+    assert "note: patched, the 1.5 file is the 2.0 file byte for byte" in done.out
+
+
+def test_pre_releases_are_judged_by_their_text_before_the_fix_and_have_it_after(new: NewRun, tmp_path: Path) -> None:
+    """With --pre: 2.0rc1 still has the bug (it needs the patch); 2.2rc1 rewrote total after the fix (it has it)."""
+    texts = {release: factory.CORE_TEXTS[release] for release in ("1.2", "2.0", "2.2rc1")}
+    texts["2.0rc1"] = factory.CORE_TEXTS["1.2"]
+    links = releases_in(tmp_path / "links", texts)
+    done = new("madeup-x", *target("total", "_clean"), "--fixed-in", "2.0", "--pre", find_links=links)
+    assert done.code == 0, done.err
+    table = done.table()
+    assert list(table) == ["1.2", "2.0rc1", "2.0", "2.2rc1"]
+    assert table["2.0rc1"][:2] == table["1.2"][:2] == ("-/A", "needs-patch")
+    assert table["2.2rc1"] == ("fix/B", "fixed", "a later form of the fixed code")
+    patch = entry.load(tmp_path / "catalog" / "madeup-x")
+    forms = {form.sha256: (form.verdict, form.releases) for form in patch.targets[1].forms}
+    assert forms[sha256(canonical(factory.TOTAL_RC))] == (Verdict.FIXED, ("2.2rc1",))
+
+
+def test_the_walk_back_goes_on_past_a_release_without_a_wheel(new: NewRun) -> None:
+    """A release with only a source distribution (named here with --release) is a skipped row, not the start."""
+    done = new("madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--release", "1.1.5")
+    assert done.code == 0, done.err
+    table = done.table()
+    assert list(table) == ["0.8", "0.9", "1.0", "1.1", "1.1.5", "1.2", "2.0", "2.1"]
+    assert table["1.1.5"] == ("?/?", "skipped", "no wheel")
+
+
+def test_of_a_release_s_wheels_the_pure_python_one_is_read(new: NewRun, wheels: Path, tmp_path: Path) -> None:
+    """1.1 also has a compiled wheel (as mypyc-built projects ship), whose core is a shared library: reading it
+    would make 1.1 look like a release without total, and stop the walk back there."""
+    links = tmp_path / "links"
+    shutil.copytree(wheels, links)
+    compiled = {"madeup/__init__.py": b"", "madeup/core.cpython-311-x86_64-linux-gnu.so": b"\x7fELF"}
+    factory.write_wheel(links, "1.1", compiled, tag="cp311-cp311-manylinux_2_17_x86_64")
+    done = new("madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", find_links=links)
+    assert done.code == 0, done.err
+    assert list(done.table()) == DEFAULT_RELEASES
+    assert done.table()["1.1"][1] == "needs-patch"
+    patch = entry.load(tmp_path / "catalog" / "madeup-total")
+    assert patch.known_file(sha256(factory.CORE_TEXTS["1.1"])) is not None
+
+
 # ----------------------------------------------------------------------------- names, as the packaging spec says
 
 
