@@ -295,6 +295,28 @@ def test_a_patch_dropped_by_a_reinstall_is_caught_and_applied_again(site: Site) 
     assert site.run("check").code == 0
 
 
+@pytest.mark.parametrize("loss", ["missing", "damaged"])
+def test_revert_of_a_file_that_holds_the_original_again_needs_no_backup(site: Site, loss: str) -> None:
+    """A reinstall put the original back (dropped), and the backup is lost: there is nothing to restore, so revert
+    clears the state rather than refuse for want of a backup, and touches neither file nor RECORD."""
+    record = site.record.read_bytes()
+    assert site.run("apply").code == 0
+    site.file.write_bytes(BUGGY)
+    site.record.write_bytes(record)
+    if loss == "missing":
+        site.backup.unlink()
+    else:
+        site.backup.write_bytes(BUGGY + b"# damaged\n")
+    assert result(site.run("check"))[0] == "dropped"
+    done = site.run("revert")
+    assert (done.code, result(done)) == (
+        0,
+        ("reverted", f"{site.file} was already the original; cleared hfpatch's state"),
+    )
+    assert (site.file.read_bytes(), site.record.read_bytes()) == (BUGGY, record)
+    assert not (site.state_dir / PATCH_ID).exists()
+
+
 # ------------------------------------------------------------------------------------------------------ output
 
 

@@ -839,6 +839,48 @@ def test_applied_to_1_1_the_helper_is_inserted_and_the_rest_of_the_file_kept(
     assert "no-probe" in verify.out
 
 
+def installed_site(wheel: Path, root: Path, written: Written, patch_id: str = "madeup-total") -> Site:
+    """A release installed from its wheel into a site of its own (as pip would), with the entries of `written`."""
+    factory.install(wheel, root)
+    return Site(root, factory.NAME, factory.version_of(wheel), factory.CORE, patch_id, catalog=written.catalog)
+
+
+def test_after_an_upgrade_to_another_affected_release_apply_patches_the_release_installed_now(
+    written: Written, wheels: Path, tmp_path: Path
+) -> None:
+    """1.0 patched, then upgraded to 1.1 (pip replaces the package and its dist-info; hfpatch's state stays): apply
+    patches 1.1's own file, never 1.0's backup, and revert gives 1.1 back."""
+    site = installed_site(wheels / "madeup-1.0-py3-none-any.whl", tmp_path / "site", written)
+    assert site.run("apply").code == 0
+    shutil.rmtree(site.root / "madeup")
+    shutil.rmtree(site.dist_info)
+    factory.install(wheels / "madeup-1.1-py3-none-any.whl", site.root)
+    check = site.run("check")
+    assert (check.code, check.label("madeup-total")) == (1, "needs-patch"), check.out + check.err
+    assert "stale state: hfpatch patched madeup 1.0, and 1.1 is installed now" in check.out
+    applied = site.run("apply")
+    assert (applied.code, applied.label("madeup-total")) == (0, "patched"), applied.out + applied.err
+    patched_11 = factory.CORE_TEXTS["1.1"].replace(factory.TOTAL_A, factory.CLEAN + "\n\n" + factory.TOTAL_FIX)
+    assert site.file.read_text() == patched_11
+    assert site.run("check").label("madeup-total") == "applied"
+    reverted = site.run("revert")
+    assert (reverted.code, reverted.label("madeup-total")) == (0, "reverted"), reverted.out + reverted.err
+    assert site.file.read_text() == factory.CORE_TEXTS["1.1"]
+
+
+def test_unknown_code_in_one_target_is_refused_beside_a_target_the_fix_cannot_take(
+    written: Written, wheels: Path, tmp_path: Path
+) -> None:
+    """0.9's total has another signature, and someone added a _clean of their own: code hfpatch does not know is
+    a refusal (exit 2), not a release the patch does not apply to (exit 0)."""
+    site = installed_site(wheels / "madeup-0.9-py3-none-any.whl", tmp_path / "site", written)
+    assert site.run("check").label("madeup-total") == "not-applicable"
+    site.file.write_text(site.file.read_text() + "\n\ndef _clean(items):\n    return list(items)\n")
+    done = site.run("check")
+    assert (done.code, done.label("madeup-total")) == (2, "unrecognised"), done.out + done.err
+    assert "_clean line 2 differs from the 2.0 to 2.1 code: 'return list(items)'" in done.out
+
+
 # ------------------------------------------------------------------------------------------------- the pure core
 
 HEADER = Patch(

@@ -199,6 +199,11 @@ def build_hub(directory: Path) -> dict[str, Path]:
     }
 
 
+def version_of(wheel: Path) -> str:
+    """The release a wheel of this factory holds, from its file name (name-version-tag.whl)."""
+    return wheel.name.split("-")[1]
+
+
 def install(wheel: Path, root: Path) -> Path:
     """What an installer leaves of a pure-Python wheel in `root` (a site-packages, or a PYTHONPATH entry): every
     member at its path, the .dist-info with its RECORD included."""
