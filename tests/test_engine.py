@@ -361,6 +361,12 @@ def test_json_is_one_document_with_every_field_of_the_outcome(site: Site) -> Non
     assert (after["condition"], after["file_sha256"], after["state"]["phase"]) == ("applied", sha256(FIXED), "applied")
 
 
+def test_a_patch_named_twice_is_acted_on_once(site: Site) -> None:
+    done = site.run("apply", "--patch", PATCH_ID)  # the site's run names it as well
+    assert (done.code, result(done)[0]) == (0, "patched")
+    assert len(json.loads(site.run("check", "--json", "--patch", PATCH_ID).out)["environments"][0]["patches"]) == 1
+
+
 def test_advice_repeats_the_options_the_user_gave(site: Site) -> None:
     done = site.run("check", python=sys.executable)
     assert done.code == 1

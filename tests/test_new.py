@@ -483,6 +483,21 @@ def test_a_release_that_has_the_helper_already_is_patched_around_it(new: NewRun,
     assert "note: patched, the 1.5 file is the 2.0 file byte for byte" in done.out
 
 
+def test_a_helper_method_is_inserted_as_upstream_places_it(new: NewRun, tmp_path: Path) -> None:
+    """Box._step, which 2.0 added for grow, goes before grow with one blank line: patched, 1.0 is the 2.0 file."""
+    old = "class Box:\n    def __init__(self):\n        self.size = 1\n\n    def grow(self):\n        return 2\n"
+    step = "    def _step(self):\n        return 1\n\n"
+    fix = old.replace("    def grow", step + "    def grow").replace("return 2", "return self._step() + self.size")
+    links = releases_in(tmp_path / "links", {"1.0": old, "2.0": fix})
+    done = new("madeup-x", *target("Box.grow", "Box._step"), "--fixed-in", "2.0", find_links=links)
+    assert done.code == 0, done.err
+    assert done.table()["1.0"][1:] == (
+        "needs-patch",
+        "Box._step absent: the patch adds it; Box.grow: same signature as the fix; 1 line differs from the fix",
+    )
+    assert "note: patched, the 1.0 file is the 2.0 file byte for byte" in done.out
+
+
 def test_pre_releases_are_judged_by_their_text_before_the_fix_and_have_it_after(new: NewRun, tmp_path: Path) -> None:
     """With --pre: 2.0rc1 still has the bug (it needs the patch); 2.2rc1 rewrote total after the fix (it has it)."""
     texts = {release: factory.CORE_TEXTS[release] for release in ("1.2", "2.0", "2.2rc1")}
