@@ -372,6 +372,13 @@ MUTANTS = [
         "    patch_ids = list(dict.fromkeys(args.patch_ids))\n",
         "    patch_ids = list(args.patch_ids)\n",
     ),
+    Mutant(
+        "blank-lines-indented",
+        "a blank line of a fixed method stays empty, so the patched file is upstream's byte for byte",
+        "hfpatch/rewrite.py",
+        '    lines = [f"{indent}{line}" if line.strip() else line for line in body.split("\\n")]',
+        '    lines = [f"{indent}{line}" for line in body.split("\\n")]',
+    ),
     # ---------------------------------------------------------------------------------------------- writing
     Mutant(
         "stale-backup-patched-over-a-new-install",

@@ -498,6 +498,16 @@ def test_a_helper_method_is_inserted_as_upstream_places_it(new: NewRun, tmp_path
     assert "note: patched, the 1.0 file is the 2.0 file byte for byte" in done.out
 
 
+def test_a_method_s_fix_with_blank_lines_makes_the_file_upstream_s(new: NewRun, tmp_path: Path) -> None:
+    """A blank line inside the fixed method stays empty at the method's indentation: the patched 1.0 is 2.0."""
+    old = "class Box:\n    def __init__(self):\n        self.size = 1\n\n    def grow(self):\n        return 2\n"
+    fix = old.replace("        return 2\n", "        step = 1\n\n        return self.size + step\n")
+    links = releases_in(tmp_path / "links", {"1.0": old, "2.0": fix})
+    done = new("madeup-x", *target("Box.grow"), "--fixed-in", "2.0", find_links=links)
+    assert done.code == 0, done.err
+    assert "note: patched, the 1.0 file is the 2.0 file byte for byte" in done.out
+
+
 def test_pre_releases_are_judged_by_their_text_before_the_fix_and_have_it_after(new: NewRun, tmp_path: Path) -> None:
     """With --pre: 2.0rc1 still has the bug (it needs the patch); 2.2rc1 rewrote total after the fix (it has it)."""
     texts = {release: factory.CORE_TEXTS[release] for release in ("1.2", "2.0", "2.2rc1")}
