@@ -18,7 +18,7 @@ from types import CodeType
 from typing import Any
 
 import pytest
-from support import Completed, Site, record_hash, tree
+from support import Completed, Site, record_hash, tree, write_files
 from toy import (
     BUGGY_GREET,
     BUGGY_MODULE,
@@ -258,6 +258,26 @@ def test_a_state_left_from_an_older_release_is_noted_and_cleared(tmp_path: Path,
     assert (upgraded.file.read_bytes(), upgraded.record.read_bytes()) == (file, record)
     again = upgraded.run("check")
     assert (again.code, "note:" in again.out) == (0, False)
+
+
+def test_revert_clears_a_stale_state_where_the_new_release_no_longer_has_the_file(tmp_path: Path) -> None:
+    """Upgraded to a 3.0 that moved the module: check has nothing to judge (the file is missing), yet the state is
+    another install's, and revert clears it without writing the old backup anywhere."""
+    site = make_site(tmp_path)
+    assert site.run("apply").code == 0
+    shutil.rmtree(site.file.parent)
+    shutil.rmtree(site.dist_info)
+    files = {"toypkg/__init__.py": b"", "toypkg/greeting.py": b"GREETING = 'Hello'\n"}
+    files["toypkg-3.0.dist-info/METADATA"] = b"Metadata-Version: 2.1\nName: toypkg\nVersion: 3.0\n\n"
+    write_files(site.root, files, "toypkg-3.0.dist-info")
+    check = site.run("check")
+    assert (check.code, result(check)[0]) == (2, "error")
+    assert "note: stale state: hfpatch patched toypkg 1.0, and 3.0 is installed now" in check.out
+    package = tree(site.root / "toypkg")
+    done = site.run("revert")
+    assert (done.code, result(done)[0]) == (0, "cleared-stale"), done.out + done.err
+    assert not (site.state_dir / PATCH_ID).exists()
+    assert tree(site.root / "toypkg") == package and not site.file.exists()
 
 
 # ------------------------------------------------------------------------------------- changed behind its back

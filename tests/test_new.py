@@ -860,6 +860,8 @@ def test_applied_to_1_2_both_entries_give_upstream_s_2_0_files_byte_for_byte(
 ) -> None:
     venv = venv_with(tmp_path / "venv", wheels / "madeup-1.2-py3-none-any.whl")
     core, basket = (venv.site_packages / "madeup") / "core.py", (venv.site_packages / "madeup") / "basket.py"
+    record = venv.site_packages / "madeup-1.2.dist-info" / "RECORD"
+    installed = record.read_bytes()
     assert hfpatch_in(venv, "check", written, "madeup-total", "madeup-basket").code == 1
     assert "None" in venv.run("from madeup.core import total; total([1, None])")  # the bug: TypeError on None
     applied = hfpatch_in(venv, "apply", written, "madeup-total", "madeup-basket")
@@ -871,10 +873,13 @@ def test_applied_to_1_2_both_entries_give_upstream_s_2_0_files_byte_for_byte(
     full = "from madeup.basket import Basket; b = Basket(1); b.add(1); b.add(2)"
     assert venv.run(full).endswith("OverflowError: the basket is full")
     assert hfpatch_in(venv, "check", written, "madeup-total", "madeup-basket").code == 0
+    for relative, file in ((factory.CORE, core), (factory.BASKET, basket)):  # each patch rewrote its line of RECORD
+        assert line_in_record(record.read_bytes(), relative) == record_line(relative, file.read_bytes())
     reverted = hfpatch_in(venv, "revert", written, "madeup-total", "madeup-basket")
     assert reverted.code == 0, reverted.out + reverted.err
     assert core.read_bytes() == factory.CORE_TEXTS["1.2"].encode()
     assert basket.read_bytes() == factory.BASKET_TEXTS["1.2"].encode()
+    assert record.read_bytes() == installed, "each revert puts its own line back, the other patch's restore kept"
 
 
 def test_applied_to_1_1_the_helper_is_inserted_and_the_rest_of_the_file_kept(
