@@ -388,6 +388,14 @@ MUTANTS = [
         "",
     ),
     Mutant(
+        "revert-refuses-before-it-clears-a-stale-state",
+        "revert clears another install's state first, even where that install has no file to judge",
+        "hfpatch/plan.py",
+        "    if diagnosis.stale_state:\n        message = (\n",
+        "    if condition is Condition.ERROR:\n        return _refused(diagnosis.summary)\n"
+        "    if diagnosis.stale_state:\n        message = (\n",
+    ),
+    Mutant(
         "revert-needs-a-backup-of-an-original-file",
         "revert of a file that holds the original again needs no backup",
         "hfpatch/executor.py",
