@@ -2,6 +2,9 @@
 
 Every mutant breaks one guarantee the README makes. The suite must fail for each; the script prints which test
 caught it and exits 1 if any mutant survives (or no longer applies: the code moved, so the list needs care).
+The first twenty guard the engine; the others the parts written later (`hfpatch new`'s judging and assembling,
+reading wheels, the entry format and catalogs, the CLI over several environments, and what classify, diagnosis,
+rewrite and executor do there), each a plausible refactoring slip that the suite of its day did not catch.
 
     python scripts/mutants.py [NAME ...]      (nox -s mutants)
 """
@@ -31,6 +34,7 @@ class Mutant:
 
 
 MUTANTS = [
+    # ------------------------------------------------------------------------------------------------ the engine
     Mutant(
         "mode-not-kept",
         "the file keeps its mode",
@@ -209,6 +213,232 @@ MUTANTS = [
         "hfpatch/facts.py",
         "        implied |= {file: held for file, held in theirs.items() if file in mine}\n",
         "",
+    ),
+    # ------------------------------------------------------------------ hfpatch new: judging and assembling the entry
+    Mutant(
+        "helper-names-unchecked",
+        "a patch never raises NameError: the names an inserted helper uses are checked against the old module too",
+        "hfpatch/new/judge.py",
+        "        for name in changing\n        for free in sorted(fixes[name].free_names)\n",
+        "        for name in present\n        for free in sorted(fixes[name].free_names)\n",
+    ),
+    Mutant(
+        "binding-decorator-by-full-name",
+        "a method that became a property, classmethod or cached_property (however spelt) is not applicable",
+        "hfpatch/new/judge.py",
+        '    last = name.rsplit(".", 1)[-1]\n',
+        "    last = name\n",
+    ),
+    Mutant(
+        "kwargs-outside-the-signature",
+        "a fix that drops **kwargs would break its callers: not applicable",
+        "hfpatch/new/judge.py",
+        "    if arguments.kwarg is not None:\n",
+        "    if False:\n",
+    ),
+    Mutant(
+        "pre-release-after-the-fix-judged-by-text",
+        "a pre-release after --fixed-in has the fix, whatever its text",
+        "hfpatch/new/judge.py",
+        "    if not versions.is_at_least(release, fixed_in):\n",
+        "    if not versions.is_final_at_least(release, fixed_in):\n",
+    ),
+    Mutant(
+        "helper-after-its-caller-not-moved",
+        "a helper the fixed file defines after its caller is still inserted (before the caller)",
+        "hfpatch/new/assemble.py",
+        "    ordered = _insertion_order(ordered, insertable)\n",
+        "",
+    ),
+    # ------------------------------------------------------------------------------- hfpatch new: the command
+    Mutant(
+        "walk-back-stops-at-a-release-without-a-wheel",
+        "the walk back goes on past a release that has no wheel",
+        "hfpatch/new/command.py",
+        "            if key in reading.texts and not defines_any(reading.texts[key], targets, key):\n",
+        "            if not defines_any(reading.texts.get(key), targets, key):\n",
+    ),
+    # ----------------------------------------------------------------------------------------- reading wheels
+    Mutant(
+        "find-links-names-lowercased",
+        "a distribution's wheels are found by its normalised name (PEP 503), not by lower-casing",
+        "hfpatch/new/wheels.py",
+        "    wanted = canonicalize_name(distribution)\n",
+        "    wanted = distribution.lower()\n",
+    ),
+    Mutant(
+        "dist-info-found-by-plain-name",
+        "a wheel's .dist-info is found by the normalised name",
+        "hfpatch/new/wheels.py",
+        'canonicalize_name(top[: -len(".dist-info")].rsplit("-", 1)[0]) == self.name]',
+        'top[: -len(".dist-info")].rsplit("-", 1)[0].lower() == self.name]',
+    ),
+    Mutant(
+        "cache-keyed-by-spelling",
+        "the wheel cache is one directory per distribution, however its name is spelt",
+        "hfpatch/new/wheels.py",
+        "        self.cache = cache / canonicalize_name(distribution)\n",
+        "        self.cache = cache / distribution\n",
+    ),
+    Mutant(
+        "platform-wheel-preferred",
+        "of a release's wheels, the pure-Python one is read (a compiled one may lack the .py)",
+        "hfpatch/new/wheels.py",
+        '    return sorted(paths, key=lambda path: (not path.name.endswith("-none-any.whl"), path.name))[0]\n',
+        "    return sorted(paths, key=lambda path: path.name)[0]\n",
+    ),
+    Mutant(
+        "deflate-errors-uncaught",
+        "a damaged member of a deflated wheel is one line naming the wheel and the member",
+        "hfpatch/new/wheels.py",
+        "    zipfile.BadZipFile, zlib.error, OSError,",
+        "    zipfile.BadZipFile, OSError,",
+    ),
+    # ------------------------------------------------------------------------------------- entries and catalogs
+    Mutant(
+        "known-file-keys-unchecked",
+        "a misspelt key of a known file is refused, never read as absent",
+        "hfpatch/entry.py",
+        '    _known_keys(data, "a known file")\n',
+        "",
+    ),
+    Mutant(
+        "patched-digest-unchecked",
+        "a known file's patched_sha256 is a sha256",
+        "hfpatch/entry.py",
+        '        patched_sha256=_digest(data, "patched_sha256") if "patched_sha256" in data else None,\n',
+        '        patched_sha256=data.get("patched_sha256"),\n',
+    ),
+    Mutant(
+        "fixed-text-crlf-kept",
+        "a fixed text checked out with CRLF line endings is the same fixed text",
+        "hfpatch/entry.py",
+        '    fixed_text = fixed_path.read_text(encoding="utf-8").replace("\\r\\n", "\\n").rstrip("\\n")\n',
+        '    fixed_text = fixed_path.read_bytes().decode("utf-8").rstrip("\\n")\n',
+    ),
+    Mutant(
+        "an-entry-given-as-a-catalog-unexplained",
+        "--catalog naming an entry says to give the directory that holds it",
+        "hfpatch/catalog.py",
+        "        if index > 0 and ((catalog / ENTRY).is_file() or (catalog / OLD_ENTRY).is_file()):\n",
+        "        if False:\n",
+    ),
+    # ------------------------------------------------------------------------------ the CLI over environments
+    Mutant(
+        "a-broken-python-stops-the-rest",
+        "one unusable --python does not stop the others",
+        "hfpatch/commands.py",
+        "            result.error = str(error)\n            continue\n",
+        "            result.error = str(error)\n            break\n",
+    ),
+    Mutant(
+        "exit-code-of-the-last-environment",
+        "the exit code is the worst of every environment's",
+        "hfpatch/commands.py",
+        "    return max((result.exit_code for result in results), default=ExitCode.OK)\n",
+        "    return results[-1].exit_code if results else ExitCode.OK\n",
+    ),
+    Mutant(
+        "text-stops-at-a-broken-environment",
+        "every environment is reported, those after an unusable one too",
+        "hfpatch/render.py",
+        '            print(f"hfpatch: error: {result.error}", file=sys.stderr)\n            continue\n',
+        '            print(f"hfpatch: error: {result.error}", file=sys.stderr)\n            return\n',
+    ),
+    Mutant(
+        "json-error-only-for-usage-errors",
+        "--json prints one document on every error, a bad catalog entry too",
+        "hfpatch/cli.py",
+        '        if args is not None and getattr(args, "as_json", False):',
+        '        if isinstance(error, UsageError) and getattr(args, "as_json", False):',
+    ),
+    Mutant(
+        "advice-names-every-python",
+        "each environment's advice names its own --python",
+        "hfpatch/cli.py",
+        "        return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs)\n",
+        "        return commands.suggestion(args.pythons, args.patch_ids, args.catalogs)\n",
+    ),
+    Mutant(
+        "obsolete-across-environments",
+        "--fail-on-obsolete judges each environment on its own",
+        "hfpatch/commands.py",
+        "    for result in results:\n        conditions = {outcome.condition for outcome in result.outcomes}\n",
+        "    conditions = {outcome.condition for result in results for outcome in result.outcomes}\n"
+        "    for result in results:\n",
+    ),
+    Mutant(
+        "not-applicable-keeps-apply-alive",
+        "a patch not applicable beside one fixed upstream leaves apply nothing to do: obsolete",
+        "hfpatch/commands.py",
+        "_DEAD = {Condition.FIXED_UPSTREAM, Condition.NOT_APPLICABLE, Condition.NOT_INSTALLED}\n",
+        "_DEAD = {Condition.FIXED_UPSTREAM, Condition.NOT_INSTALLED}\n",
+    ),
+    Mutant(
+        "obsolete-without-an-upstream-fix",
+        "only an upstream fix makes apply obsolete; code that predates the bug does not",
+        "hfpatch/commands.py",
+        " and Condition.FIXED_UPSTREAM in conditions:\n",
+        ":\n",
+    ),
+    # -------------------------------------------------------------------------- reading and deciding the code
+    Mutant(
+        "not-applicable-over-unknown-code",
+        "unknown code in any target is a refusal, even beside a target the fix cannot apply to",
+        "hfpatch/classify.py",
+        "    for verdict in (None, Verdict.NOT_APPLICABLE):\n",
+        "    for verdict in (Verdict.NOT_APPLICABLE, None):\n",
+    ),
+    Mutant(
+        "backported-fix-called-otherwise",
+        "a release the catalog lists as fixed has the upstream fix, a maintenance release before fixed_in too",
+        "hfpatch/diagnosis.py",
+        "    if installation.version in found.released_in or versions.is_at_least(",
+        "    if versions.is_at_least(",
+    ),
+    Mutant(
+        "installed-names-lowercased",
+        "the installed distribution's dist-info is found by its normalised name",
+        "hfpatch/environment.py",
+        '    return re.sub(r"[-_.]+", "_", name).lower()\n',
+        "    return name.lower()\n",
+    ),
+    Mutant(
+        "a-patch-named-twice-runs-twice",
+        "a --patch given twice is acted on once",
+        "hfpatch/cli.py",
+        "    patch_ids = list(dict.fromkeys(args.patch_ids))\n",
+        "    patch_ids = list(args.patch_ids)\n",
+    ),
+    Mutant(
+        "blank-lines-indented",
+        "a blank line of a fixed method stays empty, so the patched file is upstream's byte for byte",
+        "hfpatch/rewrite.py",
+        '    lines = [f"{indent}{line}" if line.strip() else line for line in body.split("\\n")]',
+        '    lines = [f"{indent}{line}" for line in body.split("\\n")]',
+    ),
+    # ---------------------------------------------------------------------------------------------- writing
+    Mutant(
+        "stale-backup-patched-over-a-new-install",
+        "after an upgrade, apply patches the release installed now, never the old release's backup",
+        "hfpatch/executor.py",
+        "            facts = facts._replace(state=None, backup=None)\n",
+        "",
+    ),
+    Mutant(
+        "revert-refuses-before-it-clears-a-stale-state",
+        "revert clears another install's state first, even where that install has no file to judge",
+        "hfpatch/plan.py",
+        "    if diagnosis.stale_state:\n        message = (\n",
+        "    if condition is Condition.ERROR:\n        return _refused(diagnosis.summary)\n"
+        "    if diagnosis.stale_state:\n        message = (\n",
+    ),
+    Mutant(
+        "revert-needs-a-backup-of-an-original-file",
+        "revert of a file that holds the original again needs no backup",
+        "hfpatch/executor.py",
+        "    if saved is None or facts.source_sha256 == saved.before_sha256 or facts.installation is None:\n",
+        "    if saved is None or facts.installation is None:\n",
     ),
 ]
 

@@ -168,6 +168,15 @@ def run_read_only(site: Site, *args: str, directory: Path | None = None) -> Comp
     return done
 
 
+def wrapper_python(path: Path, root: Path) -> str:
+    """An interpreter as some deployments give it to --python: a script that puts `root` on the path (as a venv or
+    an image's PYTHONPATH would) and execs this Python. Several of them are several environments."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\nPYTHONPATH={root} exec {sys.executable} "$@"\n', encoding="utf-8")
+    path.chmod(0o755)
+    return str(path)
+
+
 # ------------------------------------------------------------------------------------------------ sites
 
 

@@ -47,6 +47,12 @@ def _catalog_empty(site: Site, tmp: Path) -> tuple[list[str], str]:
     return ["check", "--catalog", str(tmp / "empty")], f"the catalog {tmp / 'empty'} holds no patch"
 
 
+def _catalog_is_an_entry(site: Site, tmp: Path) -> tuple[list[str], str]:
+    entry = site.team_catalog / PATCH_ID
+    says = f"{entry} is a patch entry, not a catalog; give --catalog (or HFPATCH_CATALOG) the directory that holds it"
+    return ["check", "--catalog", str(entry)], f"{says}, {site.team_catalog}."
+
+
 def _entry_not_json(site: Site, tmp: Path) -> tuple[list[str], str]:
     entry = site.team_catalog / PATCH_ID / "patch.json"
     entry.write_text(entry.read_text().rstrip().rstrip("}") + ',\n  "fixed_in": [\n')
@@ -133,6 +139,7 @@ ENVIRONMENT_ERRORS = [
     pytest.param(_catalog_is_a_file, id="catalog-is-a-file"),
     pytest.param(_catalog_missing, id="catalog-missing"),
     pytest.param(_catalog_empty, id="catalog-empty"),
+    pytest.param(_catalog_is_an_entry, id="catalog-is-an-entry"),
     pytest.param(_entry_not_json, id="entry-not-json"),
     pytest.param(_entry_names_no_version, id="entry-names-no-version"),
     pytest.param(_duplicate_id, id="duplicate-id"),
@@ -187,6 +194,59 @@ def test_what_cannot_be_acted_on_is_one_error_line_and_exit_2_touching_nothing(
     assert says in line
     assert '{"action"' not in line  # hfpatch's own request to the interpreter is no message for the user
     assert tree(tmp_path) == before
+
+
+AFTER_PARSING = [
+    pytest.param(_fixed(["check", "--patch", "no-such"], "no patch named 'no-such'"), id="unknown-patch"),
+    pytest.param(_entry_not_json, id="entry-not-json"),
+    pytest.param(_entry_names_no_version, id="entry-names-no-version"),
+    pytest.param(_catalog_missing, id="catalog-missing"),
+    pytest.param(_duplicate_id, id="duplicate-id"),
+    pytest.param(_python_missing, id="python-missing"),
+    pytest.param(_python_2, id="python-2"),
+]
+JSON_COMMANDS = ["apply", "check", "revert", "verify", "list"]
+
+
+@pytest.mark.parametrize("command", JSON_COMMANDS)
+@pytest.mark.parametrize("make", AFTER_PARSING)
+def test_with_json_an_error_after_parsing_is_one_document_on_stdout_for_every_command(
+    site: Site,
+    tmp_path: Path,
+    command: str,
+    make: Callable[[Site, Path], tuple[list[str], str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A program that reads `--json` reads stdout: whatever goes wrong once the command line parses (a bad entry, an
+    unknown --patch, an interpreter that cannot be used), it gets one document that says so, and exit 2."""
+    inputs = tmp_path / "input"
+    inputs.mkdir()
+    args, says = make(site, inputs)
+    monkeypatch.setenv("HFPATCH_CATALOG", str(site.team_catalog))
+    before = tree(tmp_path)
+    done = in_process(capsys, command, *args[1:], "--json")
+    assert done.code == 2, done.out + done.err
+    document = json.loads(done.out)
+    assert (document["schema"], document["command"], document["exit_code"]) == (2, command, 2)
+    errors = [document["error"], *(environment["error"] for environment in document["environments"])]
+    assert [error for error in errors if error is not None and says in error], document
+    assert done.err in ("", f"hfpatch: error: {document['error']}\n")
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", [command for command in JSON_COMMANDS if command != "list"])
+def test_with_json_an_environment_without_the_distribution_is_one_document(
+    tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_catalog(tmp_path / "catalog")
+    monkeypatch.setenv("HFPATCH_CATALOG", str(tmp_path / "catalog"))
+    done = in_process(capsys, command, "--json", "--python", sys.executable)
+    assert done.code == 2
+    (environment,) = json.loads(done.out)["environments"]
+    assert (environment["python"], environment["exit_code"]) == (sys.executable, 2)
+    assert "has none of the distributions the patches are for (toypkg)" in environment["error"]
+    assert [entry["condition"] for entry in environment["patches"]] == ["not-installed"]
 
 
 @pytest.mark.parametrize(

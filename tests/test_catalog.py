@@ -124,6 +124,7 @@ ENTRY_ID = "team-1"
 FIXED_TEXT = 'def greet(name):\n    return "Hello, " + (name or "world")\n'
 FORM = {"sha256": "a" * 64, "verdict": "needs-patch", "releases": ["1.0"]}
 TARGET = {"name": "greet", "fixed": "fixed/greet.py", "forms": [FORM]}
+KNOWN_FILE = {"sha256": "b" * 64, "verdict": "needs-patch", "releases": ["1.0"], "patched_sha256": "c" * 64}
 
 
 def valid(entry_id: str = ENTRY_ID) -> dict[str, Any]:
@@ -329,6 +330,68 @@ TARGET_AT = ("files", 0, "targets", 0)
             "note must be a non-empty string",
             id="known-file-note-not-text",
         ),
+        # Every nested object, each of its keys: a known file, a form, a target, the entry itself.
+        pytest.param(
+            ("known_files",),
+            [{**KNOWN_FILE, "patched": "c" * 64}],
+            "a known file has an unknown key 'patched'",
+            id="known-file-unknown-key",
+        ),
+        pytest.param(
+            ("known_files",),
+            [{**KNOWN_FILE, "patched_sha256": "the 2.0 file"}],
+            "patched_sha256 'the 2.0 file' is not a sha256",
+            id="known-file-patched-sha256-not-a-digest",
+        ),
+        pytest.param(
+            ("known_files",),
+            [{**KNOWN_FILE, "patched_sha256": 7}],
+            "patched_sha256 must be a non-empty string",
+            id="known-file-patched-sha256-a-number",
+        ),
+        pytest.param(
+            ("known_files",), [{**KNOWN_FILE, "sha256": "B" * 64}], "lowercase hex", id="known-file-upper-sha256"
+        ),
+        pytest.param(("known_files",), [{"verdict": "fixed"}], "missing 'sha256'", id="known-file-no-sha256"),
+        pytest.param(
+            ("known_files",),
+            [{**KNOWN_FILE, "releases": "1.0"}],
+            "releases must be a list of strings",
+            id="known-file-releases-a-string",
+        ),
+        pytest.param(
+            ("known_files",), [{**KNOWN_FILE, "verdict": 1}], "verdict must be a non-empty string", id="file-verdict-1"
+        ),
+        pytest.param(("known_files",), KNOWN_FILE, "known_files must be a list of objects", id="known-files-an-object"),
+        pytest.param(("known_files",), ["b" * 64], "known_files must be a list of objects", id="known-file-a-string"),
+        pytest.param(("targets", 0, "forms"), FORM, "forms must be a list of objects", id="forms-an-object"),
+        pytest.param(("targets", 0, "forms"), ["a" * 64], "forms must be a list of objects", id="form-a-string"),
+        pytest.param(("targets", 0, "forms", 0, "sha256"), DROP, "missing 'sha256'", id="form-no-sha256"),
+        pytest.param(("targets", 0, "forms", 0, "verdict"), DROP, "missing 'verdict'", id="form-no-verdict"),
+        pytest.param(
+            ("targets", 0, "forms", 0, "reason"), 3, "reason must be a non-empty string", id="form-reason-a-number"
+        ),
+        pytest.param(
+            ("targets", 0, "forms", 0, "releases"), ["1.0", 2], "releases must be a list of strings", id="release-2"
+        ),
+        pytest.param(("targets", 0, "name"), DROP, "missing 'name'", id="target-no-name"),
+        pytest.param(("targets", 0, "name"), "", "name must be a non-empty string", id="target-name-empty"),
+        pytest.param(("targets", 0), "greet", "targets must be a list of objects", id="target-a-string"),
+        pytest.param(
+            ("targets", 0, "insert_if_absent"), 1, "insert_if_absent must be true or false", id="insert-if-absent-1"
+        ),
+        pytest.param(("url",), "", "url must be a non-empty string", id="url-empty"),
+        pytest.param(("upstream",), DROP, "missing 'upstream'", id="upstream-missing"),
+        pytest.param(("distribution",), ["teampkg"], "distribution must be a non-empty string", id="distribution"),
+        pytest.param(("module",), DROP, "missing 'module'", id="module-missing"),
+        pytest.param(("file",), DROP, "missing 'file'", id="file-missing"),
+        pytest.param(("id",), DROP, "missing 'id'", id="id-missing"),
+        pytest.param(("fixed_in",), DROP, "missing 'fixed_in'", id="fixed-in-missing"),
+        pytest.param(("first_defined_in",), 1.0, "first_defined_in must be a non-empty string", id="first-a-number"),
+        pytest.param(("probe",), "../outside.py", "probe '../outside.py' is not a file inside", id="probe-escapes"),
+        pytest.param(("probe",), "probe.py", "probe 'probe.py' is not a file inside", id="probe-missing"),
+        pytest.param(("transform",), "transform.py", "transform 'transform.py' is not a file", id="transform-missing"),
+        pytest.param(("about",), ["one line", 2], "about must be a list of strings", id="about-a-number"),
     ],
 )
 def test_a_faulty_entry_is_refused_naming_its_file(

@@ -18,7 +18,7 @@ from types import CodeType
 from typing import Any
 
 import pytest
-from support import Completed, Site, record_hash, tree
+from support import Completed, Site, record_hash, tree, write_files
 from toy import (
     BUGGY_GREET,
     BUGGY_MODULE,
@@ -262,6 +262,26 @@ def test_a_state_left_from_an_older_release_is_noted_and_cleared(tmp_path: Path,
     assert (again.code, "note:" in again.out) == (0, False)
 
 
+def test_revert_clears_a_stale_state_where_the_new_release_no_longer_has_the_file(tmp_path: Path) -> None:
+    """Upgraded to a 3.0 that moved the module: check has nothing to judge (the file is missing), yet the state is
+    another install's, and revert clears it without writing the old backup anywhere."""
+    site = make_site(tmp_path)
+    assert site.run("apply").code == 0
+    shutil.rmtree(site.file.parent)
+    shutil.rmtree(site.dist_info)
+    files = {"toypkg/__init__.py": b"", "toypkg/greeting.py": b"GREETING = 'Hello'\n"}
+    files["toypkg-3.0.dist-info/METADATA"] = b"Metadata-Version: 2.1\nName: toypkg\nVersion: 3.0\n\n"
+    write_files(site.root, files, "toypkg-3.0.dist-info")
+    check = site.run("check")
+    assert (check.code, result(check)[0]) == (2, "error")
+    assert "note: stale state: hfpatch patched toypkg 1.0, and 3.0 is installed now" in check.out
+    package = tree(site.root / "toypkg")
+    done = site.run("revert")
+    assert (done.code, result(done)[0]) == (0, "cleared-stale"), done.out + done.err
+    assert not (site.state_dir / PATCH_ID).exists()
+    assert tree(site.root / "toypkg") == package and not site.file.exists()
+
+
 # ------------------------------------------------------------------------------------- changed behind its back
 
 
@@ -295,6 +315,28 @@ def test_a_patch_dropped_by_a_reinstall_is_caught_and_applied_again(site: Site) 
     assert (apply.code, result(apply)[0]) == (0, "patched")
     assert site.file.read_bytes() == FIXED
     assert site.run("check").code == 0
+
+
+@pytest.mark.parametrize("loss", ["missing", "damaged"])
+def test_revert_of_a_file_that_holds_the_original_again_needs_no_backup(site: Site, loss: str) -> None:
+    """A reinstall put the original back (dropped), and the backup is lost: there is nothing to restore, so revert
+    clears the state rather than refuse for want of a backup, and touches neither file nor RECORD."""
+    record = site.record.read_bytes()
+    assert site.run("apply").code == 0
+    site.file.write_bytes(BUGGY)
+    site.record.write_bytes(record)
+    if loss == "missing":
+        site.backup.unlink()
+    else:
+        site.backup.write_bytes(BUGGY + b"# damaged\n")
+    assert result(site.run("check"))[0] == "dropped"
+    done = site.run("revert")
+    assert (done.code, result(done)) == (
+        0,
+        ("reverted", f"{site.file} was already the original; cleared hfpatch's state"),
+    )
+    assert (site.file.read_bytes(), site.record.read_bytes()) == (BUGGY, record)
+    assert not (site.state_dir / PATCH_ID).exists()
 
 
 # ------------------------------------------------------------------------------------------------------ output
@@ -343,6 +385,12 @@ def test_json_is_one_document_with_every_field_of_the_outcome(site: Site) -> Non
     assert (applied["action"], applied["exit_code"]) == ("patched", 0)
     after = entry(site.run("check", "--json"))
     assert (after["condition"], after["file_sha256"], after["state"]["phase"]) == ("applied", sha256(FIXED), "applied")
+
+
+def test_a_patch_named_twice_is_acted_on_once(site: Site) -> None:
+    done = site.run("apply", "--patch", PATCH_ID)  # the site's run names it as well
+    assert (done.code, result(done)[0]) == (0, "patched")
+    assert len(json.loads(site.run("check", "--json", "--patch", PATCH_ID).out)["environments"][0]["patches"]) == 1
 
 
 def test_advice_repeats_the_options_the_user_gave(site: Site) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import PATCH_ID, Release, copy_of_release
 from releases import BUGGY, UPSTREAM_FIXED_FILE_SHA256
-from support import Site, clean_env, hfpatch, imports_of, sha256_of
+from support import Site, clean_env, hfpatch, imports_of, sha256_of, wrapper_python
 from toy import PATCH_ID as TOY_PATCH_ID
 from toy import make_site as make_toy_site
 from toy import site_at as toy_site_at
@@ -85,19 +85,11 @@ def test_another_python_minor_version_is_patched_from_outside(buggy_site: Site, 
 # ------------------------------------------------------------------------------------ wrappers, several at once
 
 
-def _wrapper(path: Path, site: Site) -> str:
-    """An interpreter as some deployments give it: a script that sets up the environment and execs Python."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f'#!/bin/sh\nPYTHONPATH={site.root} exec {sys.executable} "$@"\n', encoding="utf-8")
-    path.chmod(0o755)
-    return str(path)
-
-
 @pytest.mark.transformers
 def test_a_wrapper_script_given_to_python_stays_in_the_loop(buggy_site: Site, tmp_path: Path) -> None:
     """Every question hfpatch asks the target, the probe included, goes through the wrapper, never around it to
     the sys.executable it reports: only the wrapper sees the copy it sets up."""
-    wrapper = _wrapper(tmp_path / "bin" / "app-python", buggy_site)
+    wrapper = wrapper_python(tmp_path / "bin" / "app-python", buggy_site.root)
     original = buggy_site.file.read_bytes()
 
     check = hfpatch("check", python=wrapper, patch=PATCH_ID)
@@ -117,9 +109,9 @@ def test_a_wrapper_script_given_to_python_stays_in_the_loop(buggy_site: Site, tm
 def test_several_environments_in_one_run_get_a_result_each_and_the_worst_exit_code(
     buggy_release: Release, tmp_path: Path
 ) -> None:
-    affected = _wrapper(tmp_path / "affected" / "python", copy_of_release(buggy_release, tmp_path / "one"))
+    affected = wrapper_python(tmp_path / "affected" / "python", copy_of_release(buggy_release, tmp_path / "one").root)
     applied_site = copy_of_release(buggy_release, tmp_path / "other")
-    applied = _wrapper(tmp_path / "applied" / "python", applied_site)
+    applied = wrapper_python(tmp_path / "applied" / "python", applied_site.root)
     assert hfpatch("apply", python=applied, patch=PATCH_ID).code == 0
     pythons = ["--python", affected, "--python", applied]
 

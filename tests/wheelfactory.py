@@ -103,19 +103,22 @@ def write_wheel(
     *,
     name: str = NAME,
     record: Mapping[str, bytes] | None = None,
+    metadata_name: str | None = None,
+    tag: str = "py3-none-any",
+    compression: int = zipfile.ZIP_STORED,
 ) -> Path:
-    """A wheel holding `files`; `record` (default: `files`) is what its RECORD lists digests of."""
+    """A wheel holding `files`, named as the wheel spec says: `name` is the distribution's name as the file name and
+    the .dist-info spell it, `metadata_name` (default: `name`) as METADATA does; `record` (default: `files`) is what
+    its RECORD lists digests of; `compression` is every member's (zipfile.ZIP_DEFLATED is how most wheels are built)."""
     dist_info = f"{name}-{version}.dist-info"
-    metadata = {
-        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n".encode(),
-        f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: wheelfactory\nRoot-Is-Purelib: true\n"
-        b"Tag: py3-none-any\n",
-    }
+    metadata_text = f"Metadata-Version: 2.1\nName: {metadata_name or name}\nVersion: {version}\n\n"
+    wheel_text = f"Wheel-Version: 1.0\nGenerator: wheelfactory\nRoot-Is-Purelib: true\nTag: {tag}\n"
+    metadata = {f"{dist_info}/METADATA": metadata_text.encode(), f"{dist_info}/WHEEL": wheel_text.encode()}
     listed = {**(files if record is None else record), **metadata}
     rows = [record_line(path, data) for path, data in listed.items()]
     rows.append(f"{dist_info}/RECORD,,")
-    path = directory / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+    path = directory / f"{name}-{version}-{tag}.whl"
+    with zipfile.ZipFile(path, "w", compression=compression) as archive:
         for member, data in {**files, **metadata}.items():
             archive.writestr(member, data)
         archive.writestr(f"{dist_info}/RECORD", "\n".join(rows) + "\n")
@@ -128,8 +131,10 @@ def build(directory: Path, releases: tuple[str, ...] = RELEASES) -> dict[str, Pa
     return {version: write_wheel(directory, version, release_files(version)) for version in releases}
 
 
-def flip_byte(path: Path, member: str) -> None:
-    """Damage one byte of a stored member in place: its CRC no longer matches, as after a bad download."""
+def damage(path: Path, member: str) -> None:
+    """Damage a member's data in place, as a bad download does, so that reading it fails however it is compressed:
+    stored, its CRC no longer matches; deflated, its first block has an invalid type (zlib.error); bzip2, its stream
+    header is gone; lzma, its properties are invalid."""
     with zipfile.ZipFile(path) as archive:
         info = archive.getinfo(member)
     data = bytearray(path.read_bytes())
@@ -137,5 +142,71 @@ def flip_byte(path: Path, member: str) -> None:
     name_length = int.from_bytes(data[info.header_offset + 26 : info.header_offset + 28], "little")
     extra_length = int.from_bytes(data[info.header_offset + 28 : info.header_offset + 30], "little")
     start = info.header_offset + 30 + name_length + extra_length
-    data[start] ^= 0x01
+    if info.compress_type == zipfile.ZIP_STORED:
+        data[start] ^= 0x01
+    else:  # zip's lzma data starts with its version and the size of its properties (4 bytes), which it ignores
+        data[start + (4 if info.compress_type == zipfile.ZIP_LZMA else 0)] = 0xFF
     path.write_bytes(bytes(data))
+
+
+# ------------------------------------------------------------------- a distribution whose name needs normalising
+
+# `Made_Up.Hub`, as huggingface_hub is: its wheels and .dist-info spell it made_up_hub, its METADATA Made-Up.Hub, and
+# a user may type any of the three (or another spelling the packaging spec calls the same name) in --target.
+HUB = "Made_Up.Hub"
+HUB_WHEEL_NAME = "made_up_hub"
+HUB_METADATA_NAME = "Made-Up.Hub"
+HUB_CORE = "made_up_hub/core.py"
+HUB_EXTRA = "made_up_hub/extra.py"
+
+# first() fails on an empty list until 2.0 (1.0.1 has the fix backported); strip() fails on None until 3.0, and 2.0
+# gave it another signature (not applicable to 3.0's fix).
+FIRST_BUG = "def first(items):\n    return items[0]\n"
+FIRST_FIX = "def first(items):\n    return items[0] if items else None\n"
+STRIP_BUG = "def strip(text):\n    return text.strip()\n"
+STRIP_WIDE = "def strip(text, chars=None):\n    return text.strip(chars)\n"
+STRIP_FIX = 'def strip(text):\n    return (text or "").strip()\n'
+
+_HUB_HEAD = '"""made_up_hub.{}: helpers."""\n\n\n'
+HUB_TEXTS = {
+    # release: (core.py, extra.py)
+    "0.9": (_HUB_HEAD.format("core") + "LIMIT = 3\n", _HUB_HEAD.format("extra") + "NAME = 'x'\n"),
+    "1.0": (_HUB_HEAD.format("core") + FIRST_BUG, _HUB_HEAD.format("extra") + STRIP_BUG),
+    "1.0.1": (_HUB_HEAD.format("core") + FIRST_FIX, _HUB_HEAD.format("extra") + STRIP_BUG),
+    "2.0": (_HUB_HEAD.format("core") + FIRST_FIX, _HUB_HEAD.format("extra") + STRIP_WIDE),
+    "3.0": (_HUB_HEAD.format("core") + FIRST_FIX, _HUB_HEAD.format("extra") + STRIP_FIX),
+}
+
+
+def hub_files(version: str) -> dict[str, bytes]:
+    core, extra = HUB_TEXTS[version]
+    return {"made_up_hub/__init__.py": b"", HUB_CORE: core.encode(), HUB_EXTRA: extra.encode()}
+
+
+def build_hub(directory: Path) -> dict[str, Path]:
+    """Every release of Made_Up.Hub, deflated as most wheels are, in `directory` (a --find-links directory)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    return {
+        version: write_wheel(
+            directory,
+            version,
+            hub_files(version),
+            name=HUB_WHEEL_NAME,
+            metadata_name=HUB_METADATA_NAME,
+            compression=zipfile.ZIP_DEFLATED,
+        )
+        for version in HUB_TEXTS
+    }
+
+
+def version_of(wheel: Path) -> str:
+    """The release a wheel of this factory holds, from its file name (name-version-tag.whl)."""
+    return wheel.name.split("-")[1]
+
+
+def install(wheel: Path, root: Path) -> Path:
+    """What an installer leaves of a pure-Python wheel in `root` (a site-packages, or a PYTHONPATH entry): every
+    member at its path, the .dist-info with its RECORD included."""
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(root)
+    return root

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,6 +35,21 @@ PARALLEL_DOWNLOADS = 4
 
 class WheelError(HfpatchError):
     """A wheel is missing, unreadable or corrupt, or pip could not list or fetch the releases."""
+
+
+# What reading a damaged member raises, by how it is stored: a CRC that does not match or a bad header (BadZipFile),
+# deflate data that does not decompress (zlib.error: most wheels are deflated), bzip2's (OSError), lzma's
+# (LZMAError), data that ends early (EOFError), a method or an encryption zipfile cannot read (NotImplementedError,
+# RuntimeError), text that is not UTF-8 (ValueError).
+_DAMAGED: tuple[type[Exception], ...] = (
+    zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, RuntimeError, ValueError,
+)  # fmt: skip
+try:
+    import lzma
+except ImportError:  # a Python built without lzma: zipfile says so with a RuntimeError
+    pass
+else:
+    _DAMAGED += (lzma.LZMAError,)
 
 
 def module_paths(module: str) -> tuple[str, str]:
@@ -79,7 +95,7 @@ class Wheel:
             return None
         try:
             data = self._zip.read(member)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+        except _DAMAGED as error:
             raise WheelError(
                 f"{self.path} is corrupt: cannot read {member} ({error}); delete it and fetch it again."
             ) from None
@@ -113,7 +129,7 @@ class Wheel:
             raise WheelError(f"{self.path} is not a valid wheel: it has no {member}.")
         try:
             return self._zip.read(member).decode("utf-8")
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+        except _DAMAGED as error:
             raise WheelError(f"{self.path} is corrupt: cannot read {member} ({error}).") from None
 
 
