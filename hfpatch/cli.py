@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import hfpatch
 from hfpatch import catalog, commands, files, render
 from hfpatch.diagnosis import Suggest
+from hfpatch.entry import Patch
 from hfpatch.errors import ExitCode, HfpatchError, UsageError
 from hfpatch.plan import Command, Options
 
@@ -31,7 +32,10 @@ exit codes:
      interrupted run, or stale bytecode; check --fail-on-obsolete found every
      patch fixed upstream or not applicable (the apply step is dead)
   2  error or refusal, nothing touched: unexpected or edited code, a linked or
-     read-only target, a bad --python, no catalog distribution installed, bad input"""
+     read-only target, a bad --python, no catalog distribution installed, bad input
+  130  interrupted (Ctrl-C): the message says what the environment holds now and
+     what to run (`hfpatch apply` finishes a half-done patch, `hfpatch revert`
+     undoes it)"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -248,8 +252,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return int(ExitCode.ERROR)
     except KeyboardInterrupt:
-        print("hfpatch: interrupted", file=sys.stderr)
-        return int(ExitCode.ERROR)
+        # Before any environment was written (a run that had begun says where it stopped, in _run).
+        known = args is None or args.command != "new"
+        print(f"hfpatch: interrupted{', before anything was changed' if known else ''}.", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
     except Exception:
         # A bug in hfpatch: keep its traceback, and never let it pass for exit 1 ("action needed").
         import traceback
@@ -274,6 +280,21 @@ def _run(args: argparse.Namespace) -> int:
     if getattr(args, "fail_on_obsolete", False):
         commands.flag_obsolete(results)
     try:
+        return _report(args, results, patches, options)
+    except KeyboardInterrupt:
+        check = commands.suggestion(args.pythons, args.patch_ids, args.catalogs)("check")
+        print(
+            f"hfpatch: interrupted while printing; {args.command} had finished: `{check}` says where each stands.",
+            file=sys.stderr,
+        )
+        return int(ExitCode.INTERRUPTED)
+
+
+def _report(
+    args: argparse.Namespace, results: list[commands.EnvironmentResult], patches: list[Patch], options: Options
+) -> int:
+    listing = args.command == "list"
+    try:
         if args.as_json:
             render.json_document(args.command, results, sys.stdout)
         else:
@@ -286,9 +307,11 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"hfpatch: error: cannot write the output: {error.strerror or error}.", file=sys.stderr)
         return int(ExitCode.ERROR)
-    if listing:  # list reports; only an interpreter it could not use is an error
+    render.interruption(args.command, results, sys.stderr)
+    code = commands.exit_code(results)
+    if listing and code is not ExitCode.INTERRUPTED:  # list reports; only an interpreter it could not use is an error
         return int(ExitCode.ERROR if any(result.environment is None for result in results) else ExitCode.OK)
-    return int(commands.exit_code(results))
+    return int(code)
 
 
 def new_request(args: argparse.Namespace) -> Request:

@@ -23,9 +23,16 @@ class EnvironmentResult:
         self.outcomes: list[engine.Outcome] = []
         self.error: str | None = None
         self.obsolete: str | None = None  # check --fail-on-obsolete: why the environment needs hfpatch no more
+        # Ctrl-C: what the environment holds now and what to run, in a sentence.
+        self.interrupted: str | None = None
+        # An interrupt stopped the run before it came to this environment.
+        self.not_reached = False
+        self.running: Patch | None = None  # the patch the command is at
 
     @property
     def exit_code(self) -> ExitCode:
+        if self.interrupted or self.not_reached:
+            return ExitCode.INTERRUPTED
         codes = [outcome.exit_code for outcome in self.outcomes]
         obsolete = ExitCode.ACTION_NEEDED if self.obsolete else ExitCode.OK
         return max([ExitCode.ERROR if self.error else ExitCode.OK, obsolete, *codes])
@@ -42,22 +49,60 @@ def run(
 ) -> list[EnvironmentResult]:
     """Run `command` for every patch in every environment. `advice_for` spells the commands suggested in each
     environment (with its own --python: another one given may need nothing). With `require_installed`, an
-    environment that has none of the patches' distributions is an error: the wrong interpreter, most likely."""
-    results = []
-    requested: list[str | None] = [*pythons] if pythons else [None]
-    for given in requested:
-        result = EnvironmentResult(requested=given)
-        results.append(result)
+    environment that has none of the patches' distributions is an error: the wrong interpreter, most likely.
+
+    Ctrl-C stops the run where it is: that environment says what it holds now (read as `check` reads it), and the
+    environments after it are not reached."""
+    results = [EnvironmentResult(requested=given) for given in ([*pythons] if pythons else [None])]
+    for index, result in enumerate(results):
+        here = options._replace(suggest=advice_for(result.requested))
         try:
-            environment = result.environment = Environment(resolve_python(given))
-        except HfpatchError as error:
-            result.error = str(error)
-            continue
-        here = options._replace(suggest=advice_for(given))
-        result.outcomes = [engine.run(command, patch, environment, here) for patch in patches]
-        if require_installed and _found_nothing(result, environment):
-            result.error = _nothing_installed(command.value, environment, patches, given is not None)
+            _run_in(command, result, patches, here, require_installed)
+        except KeyboardInterrupt:
+            result.interrupted = _after_interrupt(command, result, here)
+            for later in results[index + 1 :]:
+                later.not_reached = True
+            break
     return results
+
+
+def _run_in(
+    command: Command,
+    result: EnvironmentResult,
+    patches: Sequence[Patch],
+    options: Options,
+    require_installed: bool,
+) -> None:
+    try:
+        environment = result.environment = Environment(resolve_python(result.requested))
+    except HfpatchError as error:
+        result.error = str(error)
+        return
+    for patch in patches:
+        result.running = patch
+        result.outcomes.append(engine.run(command, patch, environment, options))
+        result.running = None
+    if require_installed and _found_nothing(result, environment):
+        result.error = _nothing_installed(command.value, environment, patches, result.requested is not None)
+
+
+def _after_interrupt(command: Command, result: EnvironmentResult, options: Options) -> str:
+    """Where an interrupted run stopped, and what the environment holds there now, as `check` says it: the crash
+    guarantees hold, so the next plain apply or revert finishes or undoes whatever was half done."""
+    environment = result.environment
+    if environment is None:
+        return f"before {result.requested or 'its interpreter'} was looked at; nothing was changed there"
+    where = f"in {environment.python.executable}"
+    patch = result.running
+    if patch is None:
+        return f"{where} between two patches, none half done: `{options.suggest('check')}` says where each stands"
+    if command in (Command.CHECK, Command.VERIFY):
+        return f"{where} at {patch.id}; {command.value} changes nothing"
+    try:
+        now = engine.run(Command.CHECK, patch, environment, options)
+    except KeyboardInterrupt:
+        return f"{where} at {patch.id}, which may be half done: `{options.suggest('check')}` says where it stands"
+    return f"{where} at {patch.id}, now {now.condition.value}: {now.message}"
 
 
 def _found_nothing(result: EnvironmentResult, environment: Environment) -> bool:

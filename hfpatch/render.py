@@ -24,7 +24,8 @@ JSON_SCHEMA = 3
 def text(results: Sequence[EnvironmentResult], show_diff: bool, out: TextIO) -> None:
     for result in results:
         if result.environment is None:
-            print(f"hfpatch: error: {result.error}", file=sys.stderr)
+            if result.error:
+                print(f"hfpatch: error: {result.error}", file=sys.stderr)
             continue
         print(_heading(result), file=out)
         for outcome in result.outcomes:
@@ -37,6 +38,16 @@ def text(results: Sequence[EnvironmentResult], show_diff: bool, out: TextIO) -> 
             print(f"  obsolete: {result.obsolete}", file=out)
         if result.error:
             print(f"hfpatch: error: {result.error}", file=sys.stderr)
+
+
+def interruption(command: str, results: Sequence[EnvironmentResult], err: TextIO) -> None:
+    """Ctrl-C: where the run stopped and what that environment holds now, in one sentence on stderr."""
+    stopped = next((result for result in results if result.interrupted), None)
+    if stopped is None:
+        return
+    later = sum(result.not_reached for result in results)
+    rest = f"; {later} more {'environment was' if later == 1 else 'environments were'} not reached" if later else ""
+    print(f"hfpatch: {command} interrupted {stopped.interrupted}{rest}.", file=err)
 
 
 def label(outcome: Outcome) -> str:
@@ -93,6 +104,8 @@ def _environment(result: EnvironmentResult) -> dict[str, Any]:
         "error": result.error,
         "obsolete": result.obsolete,
         "exit_code": int(result.exit_code),
+        "interrupted": result.interrupted,
+        "not_reached": result.not_reached,
         "patches": [_outcome(outcome) for outcome in result.outcomes],
     }
 

@@ -638,3 +638,90 @@ def test_stale_unchecked_bytecode_over_the_fixed_source_is_found_and_rebuilt(tmp
     assert site.file.read_bytes() == FIXED_MODULE.encode()
     check = site.run("check")
     assert (check.code, label(check)) == (0, "fixed-upstream"), check.out + check.err
+
+
+# ---------------------------------------------------------------------------------------------------- interrupts
+
+
+INTERRUPTED = 130
+
+
+def interruption(done: Completed) -> str:
+    """The one line an interrupted run writes on stderr."""
+    assert done.code == INTERRUPTED, done.out + done.err
+    assert "Traceback" not in done.err, done.err
+    (line,) = done.err.splitlines()
+    return line
+
+
+@pytest.mark.parametrize("fault", [pytest.param(fault, id=fault.point) for fault in FAULT_TABLE])
+def test_ctrl_c_at_a_step_exits_130_saying_what_the_site_holds_and_plain_apply_or_revert_converges(
+    known: Known, fault: Fault, tmp_path: Path
+) -> None:
+    """A real SIGINT, which the run sends itself at the step: the site holds what a kill there leaves, and the
+    sentence says it, with the commands that finish or undo it."""
+    site = known.site
+    if fault.command == "revert":
+        succeeded(site.run("apply"))
+    line = interruption(site.run(fault.command, HFPATCH_FAULT=f"{fault.point}@SIGINT"))
+
+    assert line.startswith(f"hfpatch: {fault.command} interrupted in {sys.executable} at {PATCH_ID}, now "), line
+    assert f", now {fault.condition}: " in line, line
+    if fault.condition == "incomplete":
+        assert {"apply": "an apply", "revert": "a revert"}[fault.command] + " was interrupted" in line, line
+        assert f"`hfpatch apply --patch {PATCH_ID}`" in line and f"`hfpatch revert --patch {PATCH_ID}`" in line, line
+    else:
+        assert f"`hfpatch apply --patch {PATCH_ID}`" in line, line
+    assert whole(known) == fault.file
+    assert site.record.read_bytes() == {"before": known.record_before, "after": known.record_after}[fault.record]
+    phase = json.loads(site.state.read_text())["phase"] if site.state.exists() else None
+    assert phase == fault.phase
+    assert bytecode_of(known) == fault.bytecode
+    assert_checks(known, 1, fault.condition)
+
+    other = twin(known, tmp_path / "twin")
+    succeeded(site.run("apply"))
+    assert_applied(known)
+    succeeded(other.site.run("revert"))
+    assert_reverted(other)
+
+
+def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_says_nothing_was_changed(known: Known) -> None:
+    """The test holds the lock, and sends SIGINT once hfpatch says it waits: the point is the test's."""
+    site = known.site
+    lock_file = site.state_dir / "lock"
+    site.state_dir.mkdir()
+    lock = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    before = tree(site.root)
+    try:
+        with watched(site.start("apply")) as apply:
+            assert apply.wait_for(WAITING), f"apply did not wait for the lock: {''.join(apply.seen)!r}"
+            apply.process.send_signal(signal.SIGINT)
+            done = apply.finish()
+    finally:
+        os.close(lock)
+    assert done.err.startswith(WAITING), done.err
+    line = interruption(Completed(done.code, done.out, done.err.split("\n", 1)[1]))
+    assert f"at {PATCH_ID}, now needs-patch: " in line and f"`hfpatch apply --patch {PATCH_ID}`" in line, line
+    assert tree(site.root) == before
+    succeeded(site.run("apply"))
+    assert_applied(known)
+
+
+def test_ctrl_c_in_one_environment_leaves_the_next_unreached_and_json_says_so(known: Known) -> None:
+    site = known.site
+    twice = ["--python", sys.executable, "--python", sys.executable]
+    line = interruption(site.run("apply", *twice, HFPATCH_FAULT="apply:after-write@SIGINT"))
+    assert line.endswith("; 1 more environment was not reached."), line
+    assert whole(known) == "patched"
+
+    done = site.run("revert", "--json", *twice, HFPATCH_FAULT="revert:after-write@SIGINT")
+    assert done.code == INTERRUPTED, done.out + done.err
+    document = done.document()
+    assert document["exit_code"] == INTERRUPTED
+    first, second = document["environments"]
+    assert first["interrupted"].startswith(f"in {sys.executable} at {PATCH_ID}, now incomplete: "), first
+    assert (first["exit_code"], second["not_reached"], second["exit_code"], second["patches"]) == (130, True, 130, [])
+    succeeded(site.run("revert"))
+    assert_reverted(known)
