@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hfpatch import entry
 from hfpatch.entry import ENTRY, OLD_ENTRY, Patch
-from hfpatch.errors import CatalogError, UsageError
+from hfpatch.errors import CatalogError, UnknownPatch
 
 CATALOG_VARIABLE = "HFPATCH_CATALOG"
 
@@ -94,7 +94,7 @@ def select(patch_ids: Sequence[str], catalogs: Sequence[str]) -> list[Patch]:
     unknown = [patch_id for patch_id in patch_ids if patch_id not in entries]
     if unknown:
         known = ", ".join(entries) or "none"
-        raise UsageError(f"no patch named {unknown[0]!r} in the catalog (it has: {known}).")
+        raise UnknownPatch(unknown[0], f"no patch named {unknown[0]!r} in the catalog (it has: {known}).")
     patches = [entry.load(entries[patch_id]) for patch_id in (patch_ids or list(entries))]
     _refuse_overlaps(patches)
     return patches

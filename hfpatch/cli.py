@@ -13,17 +13,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import hfpatch
-from hfpatch import catalog, commands, files, render
+from hfpatch import catalog, commands, config, files, render
 from hfpatch.diagnosis import Suggest
 from hfpatch.entry import Patch
-from hfpatch.errors import ExitCode, HfpatchError, UsageError
+from hfpatch.errors import ExitCode, HfpatchError, UnknownPatch, UsageError
 from hfpatch.plan import Command, Options
 
 if TYPE_CHECKING:
     from hfpatch.new.request import Request
 
 # What hfpatch imports beyond the standard library; a checkout run without them gets a sentence, not a traceback.
-_DEPENDENCIES = {"libcst", "packaging"}
+_DEPENDENCIES = {"libcst", "packaging", "tomli"}
 
 EXIT_CODES = """\
 exit codes:
@@ -78,6 +78,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if command not in (None, name):
             continue
         _common_options(sub)
+        if name != "list":
+            sub.add_argument(
+                "-q",
+                "--quiet",
+                action="store_true",
+                help="print only what needs action or is an error: nothing at all when every patch is as it must be",
+            )
         if name in ("apply", "revert"):
             sub.add_argument("--dry-run", action="store_true", help="print the unified diff; write nothing")
         if name == "revert":
@@ -183,6 +190,13 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
         "separated by ':')",
     )
     parser.add_argument("--json", dest="as_json", action="store_true", help="print one JSON document on stdout")
+    project = parser.add_mutually_exclusive_group()
+    project.add_argument(
+        "--config",
+        metavar="FILE",
+        help=f"read [tool.hfpatch] from FILE (default: the nearest {config.FILE} from the current directory up)",
+    )
+    project.add_argument("--no-config", action="store_true", help="ignore any [tool.hfpatch] table")
 
 
 def parse(arguments: list[str]) -> argparse.Namespace:
@@ -267,22 +281,48 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """apply, check, revert, verify and list: every selected patch in every environment, rendered."""
-    patch_ids = list(dict.fromkeys(args.patch_ids))
-    patches = catalog.select(patch_ids, args.catalogs)
+    project = config.load(args.config, ignore=args.no_config)
+    listing = args.command == "list"
+    catalogs = [*(str(path) for path in project.catalogs), *args.catalogs] if project else list(args.catalogs)
+    named = list(dict.fromkeys(args.patch_ids))
+    # --patch overrides the file's patches; list shows every patch of the catalogs, marking the required ones.
+    required = () if project is None or named else project.patches
+    try:
+        patches = catalog.select(named or list(required), catalogs)
+    except UnknownPatch as error:
+        if project is None or not required:
+            raise
+        raise project.unknown_patch(error.patch_id, str(error)) from None
+    if listing and not named:
+        patches = catalog.select([], catalogs)
     options = Options(dry_run=getattr(args, "dry_run", False), force=getattr(args, "force", False))
+    # A suggestion repeats what the command line chose; a file found again from the same directory needs no word.
+    chosen = ["--config", args.config] if args.config else ["--no-config"] if args.no_config else []
 
     def advice_for(given: str | None) -> Suggest:
-        return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs)
+        return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs, chosen)
 
-    listing = args.command == "list"
     command = Command.CHECK if listing else Command(args.command)
     results = commands.run(command, args.pythons, patches, options, advice_for, require_installed=not listing)
-    if getattr(args, "fail_on_obsolete", False):
+    fail_on_obsolete = getattr(args, "fail_on_obsolete", False)
+    if fail_on_obsolete:
         commands.flag_obsolete(results)
+    asked = {*named, *required}
+    builtin = catalog.builtin_catalog()
+    view = render.View(
+        show_diff=options.dry_run,
+        quiet=getattr(args, "quiet", False),
+        # A built-in patch nobody asked for, fixed upstream here, is one word of a line (--fail-on-obsolete: not).
+        folded=frozenset(
+            () if fail_on_obsolete else (p.id for p in patches if p.id not in asked and p.directory.parent == builtin)
+        ),
+        config=None if project is None else project.path,
+        required=frozenset(() if project is None else project.patches),
+    )
     try:
-        return _report(args, results, patches, options)
+        return _report(args.command, args.as_json, results, patches, view)
     except KeyboardInterrupt:
-        check = commands.suggestion(args.pythons, args.patch_ids, args.catalogs)("check")
+        check = commands.suggestion(args.pythons, args.patch_ids, args.catalogs, chosen)("check")
         print(
             f"hfpatch: interrupted while printing; {args.command} had finished: `{check}` says where each stands.",
             file=sys.stderr,
@@ -291,23 +331,23 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _report(
-    args: argparse.Namespace, results: list[commands.EnvironmentResult], patches: list[Patch], options: Options
+    command: str, as_json: bool, results: list[commands.EnvironmentResult], patches: list[Patch], view: render.View
 ) -> int:
-    listing = args.command == "list"
+    listing = command == "list"
     try:
-        if args.as_json:
-            render.json_document(args.command, results, sys.stdout)
+        if as_json:
+            render.json_document(command, results, sys.stdout, config=view.config)
+        elif listing:
+            render.catalog_table(patches, results, view, sys.stdout)
         else:
-            if listing:
-                render.catalog_listing(patches, sys.stdout)
-            render.text(results, show_diff=options.dry_run, out=sys.stdout)
+            render.text(results, view, sys.stdout)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away: the work is done
         files.reader_gone(sys.stdout)
     except OSError as error:
         print(f"hfpatch: error: cannot write the output: {error.strerror or error}.", file=sys.stderr)
         return int(ExitCode.ERROR)
-    render.interruption(args.command, results, sys.stderr)
+    render.interruption(command, results, sys.stderr)
     code = commands.exit_code(results)
     if listing and code is not ExitCode.INTERRUPTED:  # list reports; only an interpreter it could not use is an error
         return int(ExitCode.ERROR if any(result.environment is None for result in results) else ExitCode.OK)

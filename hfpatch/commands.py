@@ -138,15 +138,18 @@ def flag_obsolete(results: Sequence[EnvironmentResult]) -> None:
             )
 
 
-def suggestion(pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str]) -> Suggest:
-    """The command to suggest, with the options the user gave, so that following it acts on the same thing."""
+def suggestion(
+    pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str], chosen: Sequence[str] = ()
+) -> Suggest:
+    """The command to suggest, with the options the user gave (`chosen`: --config FILE or --no-config), so that
+    following it acts on the same thing."""
 
     def suggest(command: str) -> str:
         words = ["hfpatch", command]
         for option, values in (("--python", pythons), ("--patch", patch_ids), ("--catalog", catalogs)):
             for value in values:
                 words += [option, value]
-        return shlex.join(words)
+        return shlex.join([*words, *chosen])
 
     return suggest
 

@@ -23,6 +23,14 @@ class UsageError(HfpatchError):
     """The command line asks for something that cannot be (an unknown patch, a bad option value)."""
 
 
+class UnknownPatch(UsageError):
+    """An id that no catalog given has."""
+
+    def __init__(self, patch_id: str, sentence: str) -> None:
+        super().__init__(sentence)
+        self.patch_id = patch_id
+
+
 class ConfigError(HfpatchError):
     """The project's `[tool.hfpatch]` table cannot be read or asks for what does not exist; names the file and line."""
 

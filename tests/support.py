@@ -47,6 +47,20 @@ class Completed:
         parsed: dict[str, Any] = json.loads(self.out)
         return parsed
 
+    def listing(self) -> dict[str, dict[str, str]]:
+        """`hfpatch list`'s table: id -> {column heading: cell}, each cell where its heading starts; the legend
+        below it (`catalogs: ...`, `here: ...`) is not the table's."""
+        heading, *lines = self.out.splitlines()
+        names = [name.strip() for name in heading.split("  ") if name.strip()]
+        starts = [heading.index(name) for name in names]
+        rows = {}
+        for line in lines:
+            if line.split(" ", 1)[0].endswith(":"):
+                break
+            cells = [line[start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
+            rows[cells[0].removesuffix(" *")] = dict(zip(names, cells, strict=True))
+        return rows
+
     def table(self) -> dict[str, tuple[str, str, str]]:
         """`hfpatch new`'s release table: release -> (form, verdict, reason)."""
         lines = self.out.splitlines()
