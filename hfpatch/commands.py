@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from hfpatch import engine
+from hfpatch import engine, state
 from hfpatch.diagnosis import Condition, Suggest, plain
 from hfpatch.entry import Patch
 from hfpatch.environment import Environment, resolve_python
@@ -82,8 +83,19 @@ def _run_in(
         result.running = patch
         result.outcomes.append(engine.run(command, patch, environment, options))
         result.running = None
+    if command in (Command.APPLY, Command.REVERT) and not options.dry_run:
+        _tidy(environment)
     if require_installed and _found_nothing(result, environment):
         result.error = _nothing_installed(command.value, environment, patches, result.requested is not None)
+
+
+def _tidy(environment: Environment) -> None:
+    """Where the run left hfpatch nothing to keep (the last patch reverted, a stale state cleared), its lock and
+    .hfpatch directory go as well: nothing of hfpatch stays behind `hfpatch revert`."""
+    roots = {found.root for found in environment.installations}
+    roots |= {Path(entry) for entry in environment.python.search_path if (Path(entry) / state.STATE_DIR).is_dir()}
+    for root in sorted(roots):
+        state.tidy(root)
 
 
 def _after_interrupt(command: Command, result: EnvironmentResult, options: Options) -> str:

@@ -156,6 +156,7 @@ def assert_reverted(known: Known) -> None:
     assert site.file.read_bytes() == known.original
     assert site.record.read_bytes() == known.record_before
     assert not site.holds_state, "hfpatch's state or backup is left behind"
+    assert not site.state_dir.exists(), "the last revert left hfpatch's lock behind"
     assert bytecode_of(known) in (None, "original"), "stale bytecode of the patched file would run"
 
 
@@ -726,3 +727,59 @@ def test_ctrl_c_in_one_environment_leaves_the_next_unreached_and_json_says_so(kn
     assert (first["exit_code"], second["not_reached"], second["exit_code"], second["patches"]) == (130, True, 130, [])
     succeeded(site.run("revert"))
     assert_reverted(known)
+
+
+# --------------------------------------------------------------------------------------------------------- lock
+
+
+def test_the_lock_stays_while_another_run_holds_it_and_goes_with_the_next_revert(known: Known) -> None:
+    """Nothing is left but the lock, and the test holds it: removing it then could let two runs each lock a file
+    of one path, so it stays, and the next revert that finds it free takes it with the .hfpatch directory."""
+    site = known.site
+    succeeded(site.run("apply"))
+    succeeded(site.run("revert"))
+    assert_reverted(known)
+    lock_file = site.state_dir / "lock"
+    site.state_dir.mkdir()
+    lock = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        done = succeeded(site.run("revert"))
+        assert WAITING not in done.err, "a run with nothing to write waited for the lock"
+        assert sorted(path.name for path in site.state_dir.iterdir()) == ["lock"]
+    finally:
+        os.close(lock)
+    succeeded(site.run("revert"))
+    assert not site.state_dir.exists()
+
+
+def test_a_run_waiting_on_a_lock_file_that_was_removed_locks_the_one_at_the_path(known: Known) -> None:
+    """The test plays the run that removes the lock (it holds it, removes it) and then one that locks the new file
+    at the path: the apply waiting on the removed file must wait for the new one, never write beside its holder."""
+    site = known.site
+    lock_file = site.state_dir / "lock"
+    site.state_dir.mkdir()
+    removed = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(removed, fcntl.LOCK_EX)
+    new: int | None = None
+    with watched(site.start("apply")) as apply:
+        try:
+            assert apply.wait_for(WAITING), f"apply did not wait for the lock: {''.join(apply.seen)!r}"
+            lock_file.unlink()
+            new = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(new, fcntl.LOCK_EX)
+            before = tree(site.root)
+            os.close(removed)  # the apply now holds the removed file: it must see that and wait for the new one
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and apply.process.poll() is None:
+                assert tree(site.root) == before, "apply wrote while another run held the lock file at the path"
+                time.sleep(0.1)
+            assert apply.process.poll() is None, "apply ended while another run held the lock"
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(removed)
+            if new is not None:
+                os.close(new)
+        done = apply.finish()
+    assert label(succeeded(done)) == "patched"
+    assert_applied(known)
