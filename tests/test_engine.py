@@ -473,11 +473,19 @@ def test_main_in_process_acts_on_the_interpreter_given_with_python(
     assert site.file.read_bytes() == BUGGY
 
 
+SHOUT = "def shout(self, name):\n    return greet(name).upper()"
+
+
 def _with_an_old_patch(site: Site) -> None:
-    """A second entry for toypkg whose fix shipped in 0.9: obsolete on every release the site can hold."""
+    """A second entry for toypkg whose fix shipped in 0.9: obsolete on every release the site can hold. It changes
+    another statement than toypkg-1 (Greeter.shout, the same text in 1.0 and 2.0): two patches of one statement
+    are refused together."""
     old = site.team_catalog / "toypkg-old"
-    shutil.copytree(site.team_catalog / PATCH_ID, old)
-    data = {**entry_data(), "id": "toypkg-old", "fixed_in": "0.9", "first_defined_in": "0.1"}
+    (old / "fixed").mkdir(parents=True)
+    (old / "fixed" / "shout.py").write_text(SHOUT + "\n", encoding="utf-8")
+    form = {"sha256": hashlib.sha256(SHOUT.encode()).hexdigest(), "verdict": "fixed", "releases": ["1.0", "2.0"]}
+    data = {**entry_data(with_probe=False), "id": "toypkg-old", "fixed_in": "0.9", "first_defined_in": "0.1"}
+    data.update(targets=[{"name": "Greeter.shout", "fixed": "fixed/shout.py", "forms": [form]}], known_files=[])
     (old / "patch.json").write_text(json.dumps(data), encoding="utf-8")
 
 
