@@ -94,9 +94,10 @@ def _read(path: Path) -> bytes:
         ) from None
 
 
-# A table header ([a.b], [[a.b]]) and a key (bare, quoted or dotted) before its `=`.
-_HEADER = re.compile(rb"[ \t]*\[\[?([^\]\n]*)\]")
-_KEY = re.compile(rb"[ \t]*([A-Za-z0-9_\-\"'. \t]+?)[ \t]*=")
+# A table header ([a.b], [[a.b]]) and a key (bare, quoted or dotted) before its `=`. Patterns, not compiled ones:
+# compiling costs every `check` its start-up; only a file that names hfpatch is scanned with them.
+_HEADER = rb"[ \t]*\[\[?([^\]\n]*)\]"
+_KEY = rb"[ \t]*([A-Za-z0-9_\-\"'. \t]+?)[ \t]*="
 
 
 def _dotted(key: bytes) -> list[bytes]:
@@ -111,13 +112,13 @@ def declares_table(data: bytes) -> bool:
         return False
     table: list[bytes] = []
     for line in data.splitlines():
-        header = _HEADER.match(line)
+        header = re.match(_HEADER, line)
         if header:
             table = _dotted(header[1])
             if table[:2] == [b"tool", b"hfpatch"]:
                 return True
             continue
-        key = _KEY.match(line)
+        key = re.match(_KEY, line)
         if key and b"hfpatch" in line:
             full = table + _dotted(key[1])
             if full[:2] == [b"tool", b"hfpatch"] or full == [b"tool"]:  # tool = { hfpatch = { ... } }
@@ -209,18 +210,17 @@ def _where(path: Path, text: str, key: str, value: str | None = None) -> str:
     return f"{path}:{line}" if line else str(path)
 
 
-_TABLE_LINE = re.compile(r"\s*\[\s*[\"']?tool[\"']?\s*\.\s*[\"']?hfpatch[\"']?\s*\]")
-_ANY_HEADER = re.compile(r"\s*\[")
+_TABLE_LINE = r"\s*\[\s*[\"']?tool[\"']?\s*\.\s*[\"']?hfpatch[\"']?\s*\]"
 
 
 def _line_of(text: str, key: str, value: str | None) -> int | None:
     lines = text.splitlines()
-    start = next((index for index, line in enumerate(lines) if _TABLE_LINE.match(line)), None)
+    start = next((index for index, line in enumerate(lines) if re.match(_TABLE_LINE, line)), None)
     if start is None:  # a dotted key or an inline table: the first line that sets the key
         first, last = 0, len(lines)
         setting = re.compile(rf"(.*[\s.{{,]|)[\"']?{re.escape(key)}[\"']?\s*=")
     else:
-        ends = [index for index in range(start + 1, len(lines)) if _ANY_HEADER.match(lines[index])]
+        ends = [index for index in range(start + 1, len(lines)) if lines[index].lstrip().startswith("[")]
         first, last = start + 1, ends[0] if ends else len(lines)
         setting = re.compile(rf"\s*[\"']?{re.escape(key)}[\"']?\s*=")
     at = next((index for index in range(first, last) if setting.match(lines[index])), None)
