@@ -282,19 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """apply, check, revert, verify and list: every selected patch in every environment, rendered."""
     project = config.load(args.config, ignore=args.no_config)
-    listing = args.command == "list"
-    catalogs = [*(str(path) for path in project.catalogs), *args.catalogs] if project else list(args.catalogs)
-    named = list(dict.fromkeys(args.patch_ids))
-    # --patch overrides the file's patches; list shows every patch of the catalogs, marking the required ones.
-    required = () if project is None or named else project.patches
-    try:
-        patches = catalog.select(named or list(required), catalogs)
-    except UnknownPatch as error:
-        if project is None or not required:
-            raise
-        raise project.unknown_patch(error.patch_id, str(error)) from None
-    if listing and not named:
-        patches = catalog.select([], catalogs)
+    patches, asked = _select(args, project)
     options = Options(dry_run=getattr(args, "dry_run", False), force=getattr(args, "force", False))
     # A suggestion repeats what the command line chose; a file found again from the same directory needs no word.
     chosen = ["--config", args.config] if args.config else ["--no-config"] if args.no_config else []
@@ -302,12 +290,12 @@ def _run(args: argparse.Namespace) -> int:
     def advice_for(given: str | None) -> Suggest:
         return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs, chosen)
 
+    listing = args.command == "list"
     command = Command.CHECK if listing else Command(args.command)
     results = commands.run(command, args.pythons, patches, options, advice_for, require_installed=not listing)
     fail_on_obsolete = getattr(args, "fail_on_obsolete", False)
     if fail_on_obsolete:
         commands.flag_obsolete(results)
-    asked = {*named, *required}
     builtin = catalog.builtin_catalog()
     view = render.View(
         show_diff=options.dry_run,
@@ -328,6 +316,24 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return int(ExitCode.INTERRUPTED)
+
+
+def _select(args: argparse.Namespace, project: config.Config | None) -> tuple[list[Patch], set[str]]:
+    """The patches the command acts on, and those asked for by id. `--patch` replaces the file's patches and
+    `--catalog` adds to its catalogs; `list` shows every patch of the catalogs (a required id must exist all the
+    same)."""
+    catalogs = [*(str(path) for path in project.catalogs), *args.catalogs] if project else list(args.catalogs)
+    named = list(dict.fromkeys(args.patch_ids))
+    required = () if project is None or named else project.patches
+    try:
+        patches = catalog.select(named or list(required), catalogs)
+    except UnknownPatch as error:
+        if project is None or not required:
+            raise
+        raise project.unknown_patch(error.patch_id, str(error)) from None
+    if args.command == "list" and not named:
+        patches = catalog.select([], catalogs)
+    return patches, {*named, *required}
 
 
 def _report(

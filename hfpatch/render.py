@@ -43,6 +43,8 @@ class View(NamedTuple):
 
 def text(results: Sequence[EnvironmentResult], view: View, out: TextIO) -> None:
     shown_any = False
+    if view.config is not None and not view.quiet:
+        print(f"[tool.hfpatch] of {view.config}", file=out)
     for result in results:
         if result.environment is None:
             if result.error:
@@ -53,8 +55,6 @@ def text(results: Sequence[EnvironmentResult], view: View, out: TextIO) -> None:
         shown = [outcome for outcome in shown if outcome.patch.id not in folded]
         if shown or result.obsolete or not view.quiet:
             shown_any = True
-            if view.config is not None and not view.quiet and result is results[0]:
-                print(f"[tool.hfpatch] of {view.config}", file=out)
             _environment_text(result, shown, folded, view, out)
         if result.error:
             print(f"hfpatch: error: {result.error}", file=sys.stderr)
