@@ -93,7 +93,8 @@ def _tidy(environment: Environment) -> None:
     """Where the run left hfpatch nothing to keep (the last patch reverted, a stale state cleared), its lock and
     .hfpatch directory go as well: nothing of hfpatch stays behind `hfpatch revert`."""
     roots = {found.root for found in environment.installations}
-    roots |= {Path(entry) for entry in environment.python.search_path if (Path(entry) / state.STATE_DIR).is_dir()}
+    on_path = [Path(entry) for entry in environment.python.search_path if Path(entry).is_absolute()]
+    roots |= {root for root in on_path if (root / state.STATE_DIR).is_dir()}  # an uninstalled package's cleared state
     for root in sorted(roots):
         state.tidy(root)
 
