@@ -783,3 +783,13 @@ def test_a_run_waiting_on_a_lock_file_that_was_removed_locks_the_one_at_the_path
         done = apply.finish()
     assert label(succeeded(done)) == "patched"
     assert_applied(known)
+
+
+def test_a_revert_after_the_distribution_was_uninstalled_leaves_nothing_of_hfpatch(known: Known) -> None:
+    site = known.site
+    succeeded(site.run("apply"))
+    shutil.rmtree(site.root / "toypkg")
+    shutil.rmtree(site.dist_info)
+    done = succeeded(site.run("revert"))
+    assert label(done) == "cleared-stale", done.out
+    assert not site.state_dir.exists(), sorted(path.name for path in site.state_dir.iterdir())
