@@ -27,15 +27,16 @@ _DEPENDENCIES = {"libcst", "packaging", "tomli"}
 
 EXIT_CODES = """\
 exit codes:
-  0  everything is as it must be (patched where needed, not needed elsewhere)
-  1  action needed: check or verify found the bug live or unpatched, an
-     interrupted run, or stale bytecode; check --fail-on-obsolete found every
-     patch fixed upstream or not applicable (the apply step is dead)
-  2  error or refusal, nothing touched: unexpected or edited code, a linked or
-     read-only target, a bad --python, no catalog distribution installed, bad input
-  130  interrupted (Ctrl-C): the message says what the environment holds now and
-     what to run (`hfpatch apply` finishes a half-done patch, `hfpatch revert`
-     undoes it)"""
+  0    everything is as it must be (patched where needed, not needed elsewhere)
+  1    action needed: check or verify found the bug live or unpatched, an
+       interrupted run, or stale bytecode; check --fail-on-obsolete found every
+       patch fixed upstream or not applicable (the apply step is dead)
+  2    error or refusal, nothing touched: unexpected or edited code, a linked or
+       read-only target, a bad --python, no catalog distribution installed, bad
+       input (a [tool.hfpatch] table included)
+  130  interrupted (Ctrl-C): the message says what the environment holds now
+       and what to run (`hfpatch apply` finishes a half-done patch, `hfpatch
+       revert` undoes it)"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -178,7 +179,12 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
         help="act on this interpreter's environment instead of hfpatch's own (repeatable)",
     )
     parser.add_argument(
-        "--patch", dest="patch_ids", action="append", default=[], metavar="ID", help="only this patch (repeatable)"
+        "--patch",
+        dest="patch_ids",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only this patch (repeatable; instead of the patches [tool.hfpatch] requires)",
     )
     parser.add_argument(
         "--catalog",
@@ -187,7 +193,7 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="DIR",
         help=f"a catalog of your own beside the built-in one (repeatable; also ${catalog.CATALOG_VARIABLE}, "
-        "separated by ':')",
+        "separated by ':', and [tool.hfpatch]'s catalog)",
     )
     parser.add_argument("--json", dest="as_json", action="store_true", help="print one JSON document on stdout")
     project = parser.add_mutually_exclusive_group()
