@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -96,6 +97,12 @@ def run(
         **how,
     )
     return Completed(done.returncode, done.stdout, done.stderr)
+
+
+def default_sigint() -> None:
+    """A preexec_fn: SIGINT as a terminal's Ctrl-C meets a program. A shell starts a background job (`nox &`, some
+    CI runners) with SIGINT ignored, every child inherits that, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def hfpatch_command(*args: str, patch: str | None = None, python: str | None = None) -> list[str]:
@@ -217,7 +224,7 @@ class Site:
         return hfpatch(*args, patch=self.patch_id, python=python or self.python, env=self.env(**env))
 
     def start(self, *args: str, **env: str) -> subprocess.Popen[str]:
-        """hfpatch started in the background, for runs that must overlap."""
+        """hfpatch started in the background, for runs that must overlap (and that a test may interrupt)."""
         return subprocess.Popen(
             self.command(*args),
             stdout=subprocess.PIPE,
@@ -225,7 +232,13 @@ class Site:
             text=True,
             env=self.env(**env),
             cwd=tempfile.gettempdir(),
+            preexec_fn=default_sigint,
         )
+
+    def interrupt(self, *args: str, fault: str) -> Completed:
+        """hfpatch as `run` starts it, that sends itself SIGINT at a fault point (HFPATCH_FAULT=<step>@SIGINT)."""
+        env = self.env(HFPATCH_FAULT=f"{fault}@SIGINT")
+        return hfpatch(*args, patch=self.patch_id, python=self.python, env=env, preexec_fn=default_sigint)
 
 
 def write_files(root: Path, files: dict[str, bytes], dist_info: str, record_newline: str = "\n") -> None:

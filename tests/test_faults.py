@@ -665,7 +665,7 @@ def test_ctrl_c_at_a_step_exits_130_saying_what_the_site_holds_and_plain_apply_o
     site = known.site
     if fault.command == "revert":
         succeeded(site.run("apply"))
-    line = interruption(site.run(fault.command, HFPATCH_FAULT=f"{fault.point}@SIGINT"))
+    line = interruption(site.interrupt(fault.command, fault=fault.point))
 
     assert line.startswith(f"hfpatch: {fault.command} interrupted in {sys.executable} at {PATCH_ID}, now "), line
     assert f", now {fault.condition}: " in line, line
@@ -714,11 +714,11 @@ def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_says_nothing_was_change
 def test_ctrl_c_in_one_environment_leaves_the_next_unreached_and_json_says_so(known: Known) -> None:
     site = known.site
     twice = ["--python", sys.executable, "--python", sys.executable]
-    line = interruption(site.run("apply", *twice, HFPATCH_FAULT="apply:after-write@SIGINT"))
+    line = interruption(site.interrupt("apply", *twice, fault="apply:after-write"))
     assert line.endswith("; 1 more environment was not reached."), line
     assert whole(known) == "patched"
 
-    done = site.run("revert", "--json", *twice, HFPATCH_FAULT="revert:after-write@SIGINT")
+    done = site.interrupt("revert", "--json", *twice, fault="revert:after-write")
     assert done.code == INTERRUPTED, done.out + done.err
     document = done.document()
     assert document["exit_code"] == INTERRUPTED
