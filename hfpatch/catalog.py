@@ -15,7 +15,7 @@ from pathlib import Path
 
 from hfpatch import entry
 from hfpatch.entry import ENTRY, OLD_ENTRY, Patch
-from hfpatch.errors import CatalogError, UsageError
+from hfpatch.errors import CatalogError, UnknownPatch
 
 CATALOG_VARIABLE = "HFPATCH_CATALOG"
 
@@ -97,7 +97,7 @@ def select(patch_ids: Sequence[str], catalogs: Sequence[str], *, whole: bool = T
     unknown = [patch_id for patch_id in patch_ids if patch_id not in entries]
     if unknown:
         known = ", ".join(entries) or "none"
-        raise UsageError(f"no patch named {unknown[0]!r} in the catalog (it has: {known}).")
+        raise UnknownPatch(unknown[0], f"no patch named {unknown[0]!r} in the catalog (it has: {known}).")
     patches = [entry.load(entries[patch_id], whole=whole) for patch_id in (patch_ids or list(entries))]
     if not whole:
         sharing = _sharing_a_file(patches)

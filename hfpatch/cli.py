@@ -13,25 +13,30 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import hfpatch
-from hfpatch import catalog, commands, files, render
+from hfpatch import catalog, commands, config, files, render
 from hfpatch.diagnosis import Suggest
-from hfpatch.errors import ExitCode, HfpatchError, UsageError
+from hfpatch.entry import Patch
+from hfpatch.errors import ExitCode, HfpatchError, UnknownPatch, UsageError
 from hfpatch.plan import Command, Options
 
 if TYPE_CHECKING:
     from hfpatch.new.request import Request
 
 # What hfpatch imports beyond the standard library; a checkout run without them gets a sentence, not a traceback.
-_DEPENDENCIES = {"libcst", "packaging"}
+_DEPENDENCIES = {"libcst", "packaging", "tomli"}
 
 EXIT_CODES = """\
 exit codes:
-  0  everything is as it must be (patched where needed, not needed elsewhere)
-  1  action needed: check or verify found the bug live or unpatched, an
-     interrupted run, or stale bytecode; check --fail-on-obsolete found every
-     patch fixed upstream or not applicable (the apply step is dead)
-  2  error or refusal, nothing touched: unexpected or edited code, a linked or
-     read-only target, a bad --python, no catalog distribution installed, bad input"""
+  0    everything is as it must be (patched where needed, not needed elsewhere)
+  1    action needed: check or verify found the bug live or unpatched, an
+       interrupted run, or stale bytecode; check --fail-on-obsolete found every
+       patch fixed upstream or not applicable (the apply step is dead)
+  2    error or refusal, nothing touched: unexpected or edited code, a linked or
+       read-only target, a bad --python, no catalog distribution installed, bad
+       input (a [tool.hfpatch] table included)
+  130  interrupted (Ctrl-C): the message says what the environment holds now
+       and what to run (`hfpatch apply` finishes a half-done patch, `hfpatch
+       revert` undoes it)"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -74,6 +79,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if command not in (None, name):
             continue
         _common_options(sub)
+        if name != "list":
+            sub.add_argument(
+                "-q",
+                "--quiet",
+                action="store_true",
+                help="print only what needs action or is an error: nothing at all when every patch is as it must be",
+            )
         if name in ("apply", "revert"):
             sub.add_argument("--dry-run", action="store_true", help="print the unified diff; write nothing")
         if name == "revert":
@@ -192,7 +204,12 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
         help="act on this interpreter's environment instead of hfpatch's own (repeatable)",
     )
     parser.add_argument(
-        "--patch", dest="patch_ids", action="append", default=[], metavar="ID", help="only this patch (repeatable)"
+        "--patch",
+        dest="patch_ids",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only this patch (repeatable; instead of the patches [tool.hfpatch] requires)",
     )
     parser.add_argument(
         "--catalog",
@@ -201,9 +218,16 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="DIR",
         help=f"a catalog of your own beside the built-in one (repeatable; also ${catalog.CATALOG_VARIABLE}, "
-        "separated by ':')",
+        "separated by ':', and [tool.hfpatch]'s catalog)",
     )
     parser.add_argument("--json", dest="as_json", action="store_true", help="print one JSON document on stdout")
+    project = parser.add_mutually_exclusive_group()
+    project.add_argument(
+        "--config",
+        metavar="FILE",
+        help=f"read [tool.hfpatch] from FILE (default: the nearest {config.FILE} from the current directory up)",
+    )
+    project.add_argument("--no-config", action="store_true", help="ignore any [tool.hfpatch] table")
 
 
 def parse(arguments: list[str]) -> argparse.Namespace:
@@ -273,8 +297,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return int(ExitCode.ERROR)
     except KeyboardInterrupt:
-        print("hfpatch: interrupted", file=sys.stderr)
-        return int(ExitCode.ERROR)
+        # Before any environment was written (a run that had begun says where it stopped, in _run).
+        known = args is None or args.command != "new"
+        print(f"hfpatch: interrupted{', before anything was changed' if known else ''}.", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
     except Exception:
         # A bug in hfpatch: keep its traceback, and never let it pass for exit 1 ("action needed").
         import traceback
@@ -286,44 +312,101 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """apply, check, revert, verify and list: every selected patch in every environment, rendered."""
-    patch_ids = list(dict.fromkeys(args.patch_ids))
+    project = config.load(args.config, ignore=args.no_config)
+    catalogs = [*(str(path) for path in project.catalogs), *args.catalogs] if project else list(args.catalogs)
+    patches, asked = _select(args, project, catalogs)
     listing = args.command == "list"
-    # list shows every entry, so it reads each whole; the others read an entry whole only where it is needed.
-    patches = catalog.select(patch_ids, args.catalogs, whole=listing)
     options = Options(
         dry_run=getattr(args, "dry_run", False),
         force=getattr(args, "force", False),
-        lookup=catalog.finder(args.catalogs),
+        lookup=catalog.finder(catalogs),
     )
+    # A suggestion repeats what the command line chose; a file found again from the same directory needs no word.
+    chosen = ["--config", args.config] if args.config else ["--no-config"] if args.no_config else []
 
     def advice_for(given: str | None) -> Suggest:
-        return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs)
+        return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs, chosen)
 
     command = Command.CHECK if listing else Command(args.command)
     results = commands.run(command, args.pythons, patches, options, advice_for, require_installed=not listing)
-    if getattr(args, "fail_on_obsolete", False):
+    fail_on_obsolete = getattr(args, "fail_on_obsolete", False)
+    if fail_on_obsolete:
         commands.flag_obsolete(results)
+    builtin = catalog.builtin_catalog()
+    view = render.View(
+        show_diff=options.dry_run,
+        quiet=getattr(args, "quiet", False),
+        # A built-in patch nobody asked for, fixed upstream here, is one word of a line (--fail-on-obsolete: not).
+        folded=frozenset(
+            () if fail_on_obsolete else (p.id for p in patches if p.id not in asked and p.directory.parent == builtin)
+        ),
+        config=None if project is None else project.path,
+        required=frozenset(() if project is None else project.patches),
+    )
     pip_audit = getattr(args, "pip_audit", False)
     if pip_audit and (args.as_json or len(results) != 1):
         raise UsageError("check --pip-audit prints pip-audit's options for one environment: give one --python at most")
     try:
+        return _report(args.command, args.as_json, results, patches, view, pip_audit=pip_audit)
+    except KeyboardInterrupt:
+        check = commands.suggestion(args.pythons, args.patch_ids, args.catalogs, chosen)("check")
+        print(
+            f"hfpatch: interrupted while printing; {args.command} had finished: `{check}` says where each stands.",
+            file=sys.stderr,
+        )
+        return int(ExitCode.INTERRUPTED)
+
+
+def _select(
+    args: argparse.Namespace, project: config.Config | None, catalogs: list[str]
+) -> tuple[list[Patch], set[str]]:
+    """The patches the command acts on, and those asked for by id. `--patch` replaces the file's patches and
+    `--catalog` adds to its catalogs; `list` shows every patch of the catalogs (a required id must exist all the
+    same)."""
+    named = list(dict.fromkeys(args.patch_ids))
+    required = () if project is None or named else project.patches
+    try:
+        # list shows every entry, so it reads each whole; the others read an entry whole only where it is needed.
+        patches = catalog.select(named or list(required), catalogs, whole=args.command == "list")
+    except UnknownPatch as error:
+        if project is None or not required:
+            raise
+        raise project.unknown_patch(error.patch_id, str(error)) from None
+    if args.command == "list" and not named:
+        patches = catalog.select([], catalogs, whole=True)
+    return patches, {*named, *required}
+
+
+def _report(
+    command: str,
+    as_json: bool,
+    results: list[commands.EnvironmentResult],
+    patches: list[Patch],
+    view: render.View,
+    *,
+    pip_audit: bool = False,
+) -> int:
+    listing = command == "list"
+    try:
         if pip_audit:
             render.pip_audit_options(results[0], sys.stdout)
-        elif args.as_json:
-            render.json_document(args.command, results, sys.stdout)
+        elif as_json:
+            render.json_document(command, results, sys.stdout, config=view.config)
+        elif listing:
+            render.catalog_table(patches, results, view, sys.stdout)
         else:
-            if listing:
-                render.catalog_listing(patches, sys.stdout)
-            render.text(results, show_diff=options.dry_run, out=sys.stdout)
+            render.text(results, view, sys.stdout)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away: the work is done
         files.reader_gone(sys.stdout)
     except OSError as error:
         print(f"hfpatch: error: cannot write the output: {error.strerror or error}.", file=sys.stderr)
         return int(ExitCode.ERROR)
-    if listing:  # list reports; only an interpreter it could not use is an error
+    render.interruption(command, results, sys.stderr)
+    code = commands.exit_code(results)
+    if listing and code is not ExitCode.INTERRUPTED:  # list reports; only an interpreter it could not use is an error
         return int(ExitCode.ERROR if any(result.environment is None for result in results) else ExitCode.OK)
-    return int(commands.exit_code(results))
+    return int(code)
 
 
 def new_request(args: argparse.Namespace) -> Request:

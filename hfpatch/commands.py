@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from hfpatch import catalog, engine, state
 from hfpatch.diagnosis import Condition, Suggest, plain
@@ -23,9 +24,16 @@ class EnvironmentResult:
         self.outcomes: list[engine.Outcome] = []
         self.error: str | None = None
         self.obsolete: str | None = None  # check --fail-on-obsolete: why the environment needs hfpatch no more
+        # Ctrl-C: what the environment holds now and what to run, in a sentence.
+        self.interrupted: str | None = None
+        # An interrupt stopped the run before it came to this environment.
+        self.not_reached = False
+        self.running: Patch | None = None  # the patch the command is at
 
     @property
     def exit_code(self) -> ExitCode:
+        if self.interrupted or self.not_reached:
+            return ExitCode.INTERRUPTED
         codes = [outcome.exit_code for outcome in self.outcomes]
         obsolete = ExitCode.ACTION_NEEDED if self.obsolete else ExitCode.OK
         return max([ExitCode.ERROR if self.error else ExitCode.OK, obsolete, *codes])
@@ -42,34 +50,47 @@ def run(
 ) -> list[EnvironmentResult]:
     """Run `command` for every patch in every environment. `advice_for` spells the commands suggested in each
     environment (with its own --python: another one given may need nothing). With `require_installed`, an
-    environment that has none of the patches' distributions is an error: the wrong interpreter, most likely."""
-    results = []
-    requested: list[str | None] = [*pythons] if pythons else [None]
-    for given in requested:
-        result = EnvironmentResult(requested=given)
-        results.append(result)
-        try:
-            result.environment = Environment(resolve_python(given))
-        except HfpatchError as error:
-            result.error = str(error)
+    environment that has none of the patches' distributions is an error: the wrong interpreter, most likely.
+
+    Ctrl-C stops the run where it is: that environment says what it holds now (read as `check` reads it), and the
+    environments after it are not reached."""
+    results = [EnvironmentResult(requested=given) for given in ([*pythons] if pythons else [None])]
+    try:
+        for result in results:
+            _resolve(result)
+    except KeyboardInterrupt:
+        # Before any environment is acted on: nothing was changed anywhere.
+        stopped = next((each for each in results if each.environment is None and each.error is None), results[0])
+        stopped.environment = None
+        stopped.interrupted = _after_interrupt(command, stopped, options)
+        for other in results:
+            other.not_reached = other is not stopped
+        return results
     # A patch read as its header is read whole where its distribution is installed, in every environment before
     # any acts: a fault in an entry stops the run before anything is written.
     usable = [result.environment for result in results if result.environment is not None]
     wanted = {patch.id: catalog.whole_entry(patch) for patch in patches if any(_has(each, patch) for each in usable)}
-    for result in results:
+    for index, result in enumerate(results):
         environment = result.environment
         if environment is None:
             continue
         here = options._replace(suggest=advice_for(result.requested))
         chosen = [wanted[patch.id] if _has(environment, patch) else patch for patch in patches]
-        done = {
-            patch.id: engine.run(command, patch, environment, here)
-            for patch in _interrupted_first(command, chosen, environment)
-        }
-        result.outcomes = [done[patch.id] for patch in chosen]
-        if require_installed and _found_nothing(result, environment):
-            result.error = _nothing_installed(command.value, environment, patches, given is not None)
+        try:
+            _run_in(command, result, environment, chosen, here, require_installed)
+        except KeyboardInterrupt:
+            result.interrupted = _after_interrupt(command, result, here)
+            for later in results[index + 1 :]:
+                later.not_reached = True
+            break
     return results
+
+
+def _resolve(result: EnvironmentResult) -> None:
+    try:
+        result.environment = Environment(resolve_python(result.requested))
+    except HfpatchError as error:
+        result.error = str(error)
 
 
 def _has(environment: Environment, patch: Patch) -> bool:
@@ -95,6 +116,56 @@ def _interrupted_first(command: Command, patches: Sequence[Patch], environment: 
         return saved is not None and saved.phase is not state.Phase.APPLIED
 
     return sorted(patches, key=lambda patch: not interrupted(patch))
+
+
+def _run_in(
+    command: Command,
+    result: EnvironmentResult,
+    environment: Environment,
+    patches: Sequence[Patch],
+    options: Options,
+    require_installed: bool,
+) -> None:
+    done: dict[str, engine.Outcome] = {}
+    for patch in _interrupted_first(command, patches, environment):
+        result.running = patch
+        done[patch.id] = engine.run(command, patch, environment, options)
+        result.running = None
+        result.outcomes = [done[each.id] for each in patches if each.id in done]
+    result.outcomes = [done[patch.id] for patch in patches]
+    if command in (Command.APPLY, Command.REVERT) and not options.dry_run:
+        _tidy(environment)
+    if require_installed and _found_nothing(result, environment):
+        result.error = _nothing_installed(command.value, environment, patches, result.requested is not None)
+
+
+def _tidy(environment: Environment) -> None:
+    """Where the run left hfpatch nothing to keep (the last patch reverted, a stale state cleared), its lock and
+    .hfpatch directory go as well: nothing of hfpatch stays behind `hfpatch revert`."""
+    roots = {found.root for found in environment.installations}
+    on_path = [Path(entry) for entry in environment.python.search_path if Path(entry).is_absolute()]
+    roots |= {root for root in on_path if (root / state.STATE_DIR).is_dir()}  # an uninstalled package's cleared state
+    for root in sorted(roots):
+        state.tidy(root)
+
+
+def _after_interrupt(command: Command, result: EnvironmentResult, options: Options) -> str:
+    """Where an interrupted run stopped, and what the environment holds there now, as `check` says it: the crash
+    guarantees hold, so the next plain apply or revert finishes or undoes whatever was half done."""
+    environment = result.environment
+    if environment is None:
+        return f"before {result.requested or 'its interpreter'} was looked at; nothing was changed there"
+    where = f"in {environment.python.executable}"
+    patch = result.running
+    if patch is None:
+        return f"{where} between two patches, none half done: `{options.suggest('check')}` says where each stands"
+    if command in (Command.CHECK, Command.VERIFY):
+        return f"{where} at {patch.id}; {command.value} changes nothing"
+    try:
+        now = engine.run(Command.CHECK, patch, environment, options)
+    except KeyboardInterrupt:
+        return f"{where} at {patch.id}, which may be half done: `{options.suggest('check')}` says where it stands"
+    return f"{where} at {patch.id}, now {now.condition.value}: {now.message}"
 
 
 def _found_nothing(result: EnvironmentResult, environment: Environment) -> bool:
@@ -157,15 +228,18 @@ def advisories(result: EnvironmentResult, status: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def suggestion(pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str]) -> Suggest:
-    """The command to suggest, with the options the user gave, so that following it acts on the same thing."""
+def suggestion(
+    pythons: Sequence[str], patch_ids: Sequence[str], catalogs: Sequence[str], chosen: Sequence[str] = ()
+) -> Suggest:
+    """The command to suggest, with the options the user gave (`chosen`: --config FILE or --no-config), so that
+    following it acts on the same thing."""
 
     def suggest(command: str) -> str:
         words = ["hfpatch", command]
         for option, values in (("--python", pythons), ("--patch", patch_ids), ("--catalog", catalogs)):
             for value in values:
                 words += [option, value]
-        return shlex.join(words)
+        return shlex.join([*words, *chosen])
 
     return suggest
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -151,11 +152,18 @@ def _executable(given: str) -> str:
     import shutil
 
     executable = given if os.sep in given else shutil.which(given)
-    if executable is None or not Path(executable).exists():
+    if executable is None:
         raise InterpreterError(f"no Python interpreter at {given!r}; give --python the path of one.")
     path = Path(executable)
-    if path.is_dir():
-        inside = next((path / "bin" / name for name in ("python", "python3") if (path / "bin" / name).exists()), None)
+    try:
+        is_directory = stat.S_ISDIR(path.stat().st_mode)
+    except PermissionError:
+        raise InterpreterError(_unreachable(path)) from None
+    except OSError:
+        raise InterpreterError(f"no Python interpreter at {given!r}; give --python the path of one.") from None
+    if is_directory:
+        found = [path / "bin" / name for name in ("python", "python3")]
+        inside = next((each for each in found if os.path.exists(each)), None)  # noqa: PTH110 - False where it may not look
         hint = f"; did you mean --python {inside}?" if inside else "; give --python the interpreter's path."
         raise InterpreterError(f"{executable} is a directory, not a Python interpreter{hint}")
     if not os.access(executable, os.X_OK):
@@ -163,6 +171,22 @@ def _executable(given: str) -> str:
     # Everything later runs the path the user gave, not the sys.executable it reports: a wrapper script that sets
     # up the environment (PYTHONPATH, a venv activation) must stay in the loop.
     return str(path.absolute())
+
+
+def _unreachable(path: Path) -> str:
+    """The directory on the way to the interpreter (through its links) that this user may not enter."""
+    from hfpatch.files import _user_name  # the one spelling of a user: a name, or "uid N" where none
+
+    user = _user_name(os.geteuid())
+    target = Path(os.path.realpath(path))  # as far as it can be resolved; links below a closed directory stay
+    led = f" (it leads to {target})" if target != path.absolute() else ""
+    closed = next((parent for parent in reversed(target.parents) if not os.access(parent, os.X_OK)), None)
+    if closed is None:
+        return f"cannot read {path}{led}: permission denied for {user}; give --python an interpreter {user} may run."
+    return (
+        f"cannot read {path}{led}: {user} may not enter {closed}; run hfpatch as a user who may, or give --python "
+        f"an interpreter {user} can run."
+    )
 
 
 def _why_not_python(executable: str) -> str:

@@ -9,6 +9,8 @@ class ExitCode(enum.IntEnum):
     OK = 0
     ACTION_NEEDED = 1
     ERROR = 2
+    # Ctrl-C (SIGINT): 128 + the signal's number, as a shell reports a process the signal ended.
+    INTERRUPTED = 130
 
 
 class HfpatchError(Exception):
@@ -19,6 +21,18 @@ class HfpatchError(Exception):
 
 class UsageError(HfpatchError):
     """The command line asks for something that cannot be (an unknown patch, a bad option value)."""
+
+
+class UnknownPatch(UsageError):
+    """An id that no catalog given has."""
+
+    def __init__(self, patch_id: str, sentence: str) -> None:
+        super().__init__(sentence)
+        self.patch_id = patch_id
+
+
+class ConfigError(HfpatchError):
+    """The project's `[tool.hfpatch]` table cannot be read or asks for what does not exist; names the file and line."""
 
 
 class CatalogError(HfpatchError):

@@ -36,15 +36,16 @@ _reached: dict[str, int] = {}
 
 def fault_point(step: str) -> None:
     """For the fault tests: HFPATCH_FAULT=<step> kills this process with SIGKILL when it first reaches <step>, and
-    HFPATCH_FAULT=<step>#<n> the n-th time (a patch of several files passes each step once a file)."""
-    wanted = os.environ.get("HFPATCH_FAULT")
+    HFPATCH_FAULT=<step>#<n> the n-th time (a patch of several files passes each step once a file);
+    HFPATCH_FAULT=<step>@SIGINT sends SIGINT instead, as Ctrl-C does."""
+    wanted, _, signal_name = os.environ.get("HFPATCH_FAULT", "").partition("@")
     if not wanted or not wanted.startswith(step):
         return
     _reached[step] = _reached.get(step, 0) + 1
     if wanted == step or wanted == f"{step}#{_reached[step]}":
         import signal
 
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.Signals[signal_name or "SIGKILL"])
 
 
 def no_lookup(patch_id: str) -> Patch | None:

@@ -159,30 +159,62 @@ def _say_waiting(lock_file: Path) -> None:
 def locked(lock_file: Path, timeout: float, waiting: Callable[[Path], None] = _say_waiting) -> Iterator[None]:
     """Hold the environment's lock, exclusively. The kernel drops it when a holder dies: a killed run never blocks.
 
-    Only writers take it: check and verify read files that are only ever replaced atomically.
+    Only writers take it: check and verify read files that are only ever replaced atomically. The lock file may be
+    removed (remove_lock, by its holder): a run that then gets the lock of a file no longer at the path opens the
+    path again, so that two runs never hold two files of one path.
     """
-    make_directory(lock_file.parent)
+    deadline = time.monotonic() + timeout
+    said = False
+    while True:
+        descriptor = _open_lock(lock_file)
+        try:
+            while True:
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if not said:
+                        waiting(lock_file)
+                        said = True
+                    if time.monotonic() >= deadline:
+                        raise LockTimeout(
+                            f"another hfpatch run holds {lock_file} for more than {timeout:.0f} s; try again later."
+                        ) from None
+                    time.sleep(0.05)
+            if _still_at(descriptor, lock_file):
+                take_owner_of_directory(lock_file)
+                yield
+                return
+        finally:
+            os.close(descriptor)
+
+
+def _open_lock(lock_file: Path) -> int:
+    for _ in range(100):  # its directory may be removed in between by a holder that removes the lock
+        make_directory(lock_file.parent)
+        try:
+            return os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            raise describe_os_error(error, lock_file, "lock") from None
+    raise describe_os_error(FileNotFoundError(errno.ENOENT, "its directory keeps being removed"), lock_file, "lock")
+
+
+def _still_at(descriptor: int, lock_file: Path) -> bool:
+    """The file locked is still the one at the path (not removed, nor replaced, while this run waited)."""
+    held = os.fstat(descriptor)
     try:
-        descriptor = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        now = lock_file.stat()
+    except FileNotFoundError:
+        return False
     except OSError as error:
         raise describe_os_error(error, lock_file, "lock") from None
-    try:
-        take_owner_of_directory(lock_file)
-        deadline = time.monotonic() + timeout
-        said = False
-        while True:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if not said:
-                    waiting(lock_file)
-                    said = True
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(
-                        f"another hfpatch run holds {lock_file} for more than {timeout:.0f} s; try again later."
-                    ) from None
-                time.sleep(0.05)
-        yield
-    finally:
-        os.close(descriptor)
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
+
+
+def remove_lock(lock_file: Path) -> None:
+    """Remove the lock file, and its directory where that is empty; only while holding the lock (see locked)."""
+    remove(lock_file)
+    with contextlib.suppress(OSError):  # another run may have opened the path anew in it already
+        lock_file.parent.rmdir()

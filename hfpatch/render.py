@@ -1,42 +1,132 @@
 """What a person reads and what a program reads: the results of a command as text, or as one JSON document.
 
-Conditions and actions are rendered by their enum values here and nowhere else.
+Conditions and actions are rendered by their enum values here and nowhere else. The text names each environment
+once, in its heading (the interpreter, and where each distribution lies), and each path inside those directories
+relative to them; a command to copy (in backticks) and the JSON document keep every path whole.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from pathlib import Path
+from typing import Any, NamedTuple, TextIO
 
 import hfpatch
 from hfpatch import state
+from hfpatch.catalog import builtin_catalog
 from hfpatch.commands import EnvironmentResult, advisories, advisory_status, exit_code
+from hfpatch.diagnosis import Condition
 from hfpatch.engine import Outcome
-from hfpatch.entry import Patch
+from hfpatch.entry import Patch, Verdict, release_span
 from hfpatch.errors import ExitCode
 from hfpatch.facts import FileFacts
 
 JSON_SCHEMA = 3
 
 
-def text(results: Sequence[EnvironmentResult], show_diff: bool, out: TextIO) -> None:
+class View(NamedTuple):
+    """How the text is to read."""
+
+    show_diff: bool = False  # a dry run: each change as a unified diff
+    # --quiet: only what needs action or is an error; nothing at all where every patch is as it must be.
+    quiet: bool = False
+    # Patches that, fixed upstream here, are only named in one line of the environment: the built-in ones nobody
+    # asked for (neither --patch nor [tool.hfpatch]), as a 4.x fix on a 5.x release.
+    folded: frozenset[str] = frozenset()
+    config: Path | None = None  # the pyproject.toml whose [tool.hfpatch] chose the catalogs and patches
+    required: frozenset[str] = frozenset()  # the patches it requires
+
+
+def text(results: Sequence[EnvironmentResult], view: View, out: TextIO) -> None:
+    shown_any = False
+    if view.config is not None and not view.quiet:
+        print(f"[tool.hfpatch] of {view.config}", file=out)
     for result in results:
         if result.environment is None:
-            print(f"hfpatch: error: {result.error}", file=sys.stderr)
+            if result.error:
+                print(f"hfpatch: error: {result.error}", file=sys.stderr)
             continue
-        print(_heading(result), file=out)
-        for outcome in result.outcomes:
-            print(f"  {outcome.patch.id}: {label(outcome)}: {outcome.message}{_advisories(outcome)}", file=out)
-            for note in outcome.notes:
-                print(f"    note: {note}", file=out)
-            if show_diff and outcome.diff:
-                out.write(outcome.diff)
-        if result.obsolete:
-            print(f"  obsolete: {result.obsolete}", file=out)
+        shown = [outcome for outcome in result.outcomes if not view.quiet or outcome.exit_code is not ExitCode.OK]
+        folded = [outcome.patch.id for outcome in shown if _folds(outcome, view)]
+        shown = [outcome for outcome in shown if outcome.patch.id not in folded]
+        if shown or result.obsolete or not view.quiet:
+            shown_any = True
+            _environment_text(result, shown, folded, view, out)
         if result.error:
             print(f"hfpatch: error: {result.error}", file=sys.stderr)
+    if len(results) > 1 and (shown_any or any(result.error for result in results)):
+        print(summary(results), file=out)
+
+
+def _environment_text(
+    result: EnvironmentResult, shown: list[Outcome], folded: list[str], view: View, out: TextIO
+) -> None:
+    assert result.environment is not None
+    roots = sorted({found.root for found in result.environment.installations}, key=lambda root: -len(str(root)))
+    print(heading(result), file=out)
+    for outcome in shown:
+        message = _within(outcome.message, roots)
+        print(f"  {outcome.patch.id}: {label(outcome)}: {message}{_advisories(outcome)}", file=out)
+        for note in outcome.notes:
+            print(f"    note: {_within(note, roots)}", file=out)
+        if view.show_diff and outcome.diff:
+            out.write(outcome.diff)
+    if folded:
+        print(f"  fixed upstream, nothing to do: {', '.join(folded)}", file=out)
+    if result.obsolete:
+        print(f"  obsolete: {result.obsolete}", file=out)
+
+
+def _folds(outcome: Outcome, view: View) -> bool:
+    return (
+        outcome.patch.id in view.folded
+        and outcome.condition is Condition.FIXED_UPSTREAM
+        and outcome.action.changed_nothing
+        and outcome.exit_code is ExitCode.OK
+        and not outcome.notes
+    )
+
+
+def _within(text: str, roots: Sequence[Path]) -> str:
+    """`text` with each path inside one of the environment's directories relative to it, outside backticks."""
+    if not roots:
+        return text
+    inside = re.compile("(?<![^\\s(\"'=,])(?:" + "|".join(re.escape(f"{root}{os.sep}") for root in roots) + ")")
+    parts = text.split("`")
+    return "`".join(part if index % 2 else inside.sub("", part) for index, part in enumerate(parts))
+
+
+def summary(results: Sequence[EnvironmentResult]) -> str:
+    """One line for several environments: how many, how many need action."""
+
+    def count(n: int, one: str, more: str) -> str:
+        return f"{n} {one if n == 1 else more}"
+
+    interrupted = sum(bool(result.interrupted) for result in results)
+    unreached = sum(result.not_reached for result in results)
+    codes = [result.exit_code for result in results]
+    parts = [
+        count(interrupted, "interrupted", "interrupted"),
+        count(unreached, "not reached", "not reached"),
+        count(codes.count(ExitCode.ERROR), "error", "errors"),
+        count(codes.count(ExitCode.ACTION_NEEDED), "needs action", "need action"),
+        count(codes.count(ExitCode.OK), "as it must be", "as they must be"),
+    ]
+    return f"{len(results)} environments: {', '.join(part for part in parts if not part.startswith('0 '))}"
+
+
+def interruption(command: str, results: Sequence[EnvironmentResult], err: TextIO) -> None:
+    """Ctrl-C: where the run stopped and what that environment holds now, in one sentence on stderr."""
+    stopped = next((result for result in results if result.interrupted), None)
+    if stopped is None:
+        return
+    later = sum(result.not_reached for result in results)
+    rest = f"; {later} more {'environment was' if later == 1 else 'environments were'} not reached" if later else ""
+    print(f"hfpatch: {command} interrupted {stopped.interrupted}{rest}.", file=err)
 
 
 def _advisories(outcome: Outcome) -> str:
@@ -62,31 +152,66 @@ def label(outcome: Outcome) -> str:
     return outcome.condition.value if outcome.action.changed_nothing else outcome.action.value
 
 
-def _heading(result: EnvironmentResult) -> str:
+def heading(result: EnvironmentResult) -> str:
+    """The interpreter, and each directory it imports the patches' distributions from, with what lies there."""
     assert result.environment is not None
     python = result.environment.python
-    found = [
-        f"{found.distribution} {found.version or '(no version metadata)'} at {found.package_dir}"
-        for found in result.environment.installations
-    ]
-    suffix = f" ({'; '.join(found)})" if found else ""
-    return f"{python.executable} [Python {python.version}]{suffix}"
+    where: dict[Path, list[str]] = {}
+    for found in result.environment.installations:
+        where.setdefault(found.root, []).append(f"{found.distribution} {found.version or '(no version metadata)'}")
+    lying = "; ".join(f"{', '.join(names)} in {root}" for root, names in where.items())
+    return f"{python.executable} [Python {python.version}]" + (f": {lying}" if lying else "")
 
 
-def catalog_listing(patches: Sequence[Patch], out: TextIO) -> None:
-    for patch in patches:
-        print(f"{patch.id}: {patch.title}", file=out)
-        fixed = f"fixed in {patch.distribution} {patch.fixed_in}" if patch.fixed_in else "fixed in no release yet"
-        print(f"  upstream {patch.upstream} ({patch.url}), {fixed}", file=out)
-        for file in patch.files:
-            print(f"  changes {file.target_names} in {file.file} ({patch.directory})", file=out)
-        if patch.advisories:
-            print(f"  fixes {', '.join(patch.advisories)}", file=out)
-    print("", file=out)
+def catalog_table(patches: Sequence[Patch], results: Sequence[EnvironmentResult], view: View, out: TextIO) -> None:
+    """`list`: the catalog as a table, with each patch's condition in each environment."""
+    columns = ["here"] if len(results) == 1 else [str(number) for number in range(1, len(results) + 1)]
+    rows = [["id", "distribution", "releases", "fixed in", *columns, "what it fixes"]]
+    for index, patch in enumerate(patches):
+        marked = f"{patch.id} *" if patch.id in view.required else patch.id
+        rows.append([marked, patch.distribution, _needing(patch), patch.fixed_in or "none yet"])
+        fixes = f" (fixes {', '.join(patch.advisories)})" if patch.advisories else ""
+        rows[-1] += [*(_condition(result, index) for result in results), patch.title + fixes]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip(), file=out)
+    builtin = builtin_catalog()
+    kept = dict.fromkeys(patch.directory.parent for patch in patches)
+    named = [f"{where} (built-in)" if where == builtin else str(where) for where in kept]
+    print(f"catalogs: {'; '.join(named) or 'none'}", file=out)
+    for column, result in zip(columns, results, strict=True):
+        print(
+            f"{column}: {heading(result) if result.environment else result.requested or 'this interpreter'}", file=out
+        )
+    if view.required and view.config is not None:
+        print(f"*: required by [tool.hfpatch] of {view.config}", file=out)
 
 
-def json_document(command: str, results: Sequence[EnvironmentResult], out: TextIO) -> None:
-    print(json.dumps(_document(command, results), indent=2), file=out)
+def _condition(result: EnvironmentResult, index: int) -> str:
+    if index < len(result.outcomes):
+        return result.outcomes[index].condition.value
+    return "error" if result.error and result.environment is None else "-"
+
+
+def _needing(patch: Patch) -> str:
+    """The releases that need the patch, as read off their wheels."""
+    from hfpatch import versions  # packaging: only list sorts releases
+
+    releases = {
+        release
+        for file in patch.files
+        for target in file.targets
+        for form in target.forms
+        if form.verdict is Verdict.NEEDS_PATCH
+        for release in form.releases
+    }
+    parsed = {release: versions.parse(release) for release in releases}
+    ordered = sorted(releases, key=lambda release: (parsed[release] is None, parsed[release] or 0, release))
+    return release_span(ordered, "-")
+
+
+def json_document(command: str, results: Sequence[EnvironmentResult], out: TextIO, config: Path | None = None) -> None:
+    print(json.dumps(_document(command, results, config=config), indent=2), file=out)
 
 
 def json_error(command: str, error: str, out: TextIO) -> None:
@@ -94,11 +219,14 @@ def json_error(command: str, error: str, out: TextIO) -> None:
     print(json.dumps(_document(command, [], error=error), indent=2), file=out)
 
 
-def _document(command: str, results: Sequence[EnvironmentResult], error: str | None = None) -> dict[str, Any]:
+def _document(
+    command: str, results: Sequence[EnvironmentResult], error: str | None = None, config: Path | None = None
+) -> dict[str, Any]:
     return {
         "schema": JSON_SCHEMA,
         "hfpatch_version": hfpatch.__version__,
         "command": command,
+        "config": None if config is None else str(config),
         "exit_code": int(ExitCode.ERROR if error else exit_code(results)),
         "error": error,
         "environments": [_environment(result) for result in results],
@@ -116,6 +244,8 @@ def _environment(result: EnvironmentResult) -> dict[str, Any]:
         # The advisories the patches fix, by where they stand here: fixed (a patch applied and in effect) or open
         # (the code with the hole runs); pip-audit may ignore the fixed ones here, never the others.
         "advisories": {"fixed": advisories(result, "fixed"), "open": advisories(result, "open")},
+        "interrupted": result.interrupted,
+        "not_reached": result.not_reached,
         "patches": [_outcome(outcome) for outcome in result.outcomes],
     }
 

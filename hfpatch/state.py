@@ -26,7 +26,8 @@ import shutil
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from hfpatch.errors import StateError
+from hfpatch import files
+from hfpatch.errors import HfpatchError, StateError
 from hfpatch.files import describe_os_error, make_directory, write_atomically
 
 SCHEMA = 2
@@ -336,3 +337,21 @@ def _remove_state_dir(state_file: Path, directory: Path) -> None:
             shutil.rmtree(directory)
     except OSError as error:
         raise describe_os_error(error, directory, "remove") from None
+
+
+def holds_only_the_lock(root: Path) -> bool:
+    try:
+        return [entry.name for entry in state_root(root).iterdir()] == ["lock"]
+    except OSError:
+        return False
+
+
+def tidy(root: Path) -> None:
+    """Once hfpatch keeps nothing in `root` but its lock, the lock goes too, with the .hfpatch directory: removed
+    while held, so that a run waiting for it opens the path anew (files.locked). Where another run holds it, or
+    it cannot be removed, it stays: that run tidies after itself, and an empty lock file harms nothing."""
+    if not holds_only_the_lock(root):
+        return
+    with contextlib.suppress(HfpatchError), files.locked(lock_file(root), 0, waiting=lambda path: None):
+        if holds_only_the_lock(root):
+            files.remove_lock(lock_file(root))

@@ -173,6 +173,13 @@ MUTANTS = [
         "        for option, values in ():\n",
     ),
     Mutant(
+        "lock-of-a-removed-file",
+        "two runs never hold the lock together, although a revert removes the lock file",
+        "hfpatch/files.py",
+        "            if _still_at(descriptor, lock_file):\n",
+        "            if True:\n",
+    ),
+    Mutant(
         "transform-result-unchecked",
         "nothing is written unless every target comes out exactly fixed",
         "hfpatch/rewrite.py",

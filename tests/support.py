@@ -49,6 +49,20 @@ class Completed:
         parsed: dict[str, Any] = json.loads(self.out)
         return parsed
 
+    def listing(self) -> dict[str, dict[str, str]]:
+        """`hfpatch list`'s table: id -> {column heading: cell}, each cell where its heading starts; the legend
+        below it (`catalogs: ...`, `here: ...`) is not the table's."""
+        heading, *lines = self.out.splitlines()
+        names = [name.strip() for name in heading.split("  ") if name.strip()]
+        starts = [heading.index(name) for name in names]
+        rows = {}
+        for line in lines:
+            if line.split(" ", 1)[0].endswith(":"):
+                break
+            cells = [line[start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
+            rows[cells[0].removesuffix(" *")] = dict(zip(names, cells, strict=True))
+        return rows
+
     def table(self) -> dict[str, tuple[str, str, str]]:
         """`hfpatch new`'s release table: release -> (form, verdict, reason)."""
         lines = self.out.splitlines()
@@ -84,6 +98,12 @@ def run(
         **how,
     )
     return Completed(done.returncode, done.stdout, done.stderr)
+
+
+def default_sigint() -> None:
+    """A preexec_fn: SIGINT as a terminal's Ctrl-C meets a program. A shell starts a background job (`nox &`, some
+    CI runners) with SIGINT ignored, every child inherits that, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def hfpatch_command(*args: str, patch: str | None = None, python: str | None = None) -> list[str]:
@@ -254,7 +274,7 @@ class Site:
         return hfpatch(*args, patch=self.patch_id, python=python or self.python, env=self.env(**env))
 
     def start(self, *args: str, **env: str) -> subprocess.Popen[str]:
-        """hfpatch started in the background, for runs that must overlap."""
+        """hfpatch started in the background, for runs that must overlap (and that a test may interrupt)."""
         return subprocess.Popen(
             self.command(*args),
             stdout=subprocess.PIPE,
@@ -262,7 +282,13 @@ class Site:
             text=True,
             env=self.env(**env),
             cwd=tempfile.gettempdir(),
+            preexec_fn=default_sigint,
         )
+
+    def interrupt(self, *args: str, fault: str) -> Completed:
+        """hfpatch as `run` starts it, that sends itself SIGINT at a fault point (HFPATCH_FAULT=<step>@SIGINT)."""
+        env = self.env(HFPATCH_FAULT=f"{fault}@SIGINT")
+        return hfpatch(*args, patch=self.patch_id, python=self.python, env=env, preexec_fn=default_sigint)
 
 
 def write_files(root: Path, files: dict[str, bytes], dist_info: str, record_newline: str = "\n") -> None:

@@ -401,10 +401,11 @@ def test_advice_repeats_the_options_the_user_gave(site: Site) -> None:
 
 def test_list_prints_the_catalog_entry_and_exits_0_where_the_patch_is_needed(site: Site) -> None:
     done = site.run("list")
-    assert done.code == 0
-    assert f"{PATCH_ID}: greet(None) fails\n" in done.out
-    assert "upstream example/toypkg#1 (https://example.invalid/toypkg/pull/1), fixed in toypkg 2.0" in done.out
-    assert result(done)[0] == "needs-patch"
+    assert (done.code, done.err) == (0, "")
+    row = {"distribution": "toypkg", "releases": "1.0", "fixed in": "2.0", "here": "needs-patch"}
+    assert done.listing() == {PATCH_ID: {"id": PATCH_ID, **row, "what it fixes": "greet(None) fails"}}
+    assert f"\ncatalogs: {site.team_catalog}\n" in done.out  # where the entries listed come from
+    assert f"\nhere: {sys.executable} [Python " in done.out and done.out.endswith(f": toypkg 1.0 in {site.root}\n")
 
 
 # ---------------------------------------------------------------------------------------------------- bytecode
@@ -486,7 +487,7 @@ def test_list_in_an_environment_without_the_distribution_exits_0(tmp_path: Path)
     shutil.rmtree(site.file.parent)
     done = site.run("list")
     assert (done.code, done.err) == (0, "")
-    assert result(done)[0] == "not-installed"
+    assert done.listing()[PATCH_ID]["here"] == "not-installed"
 
 
 # ------------------------------------------------------------------------------------------------- in process
@@ -510,7 +511,7 @@ def test_main_in_process_acts_on_the_interpreter_given_with_python(
 ) -> None:
     check = in_process(site, monkeypatch, capsys, "check")
     assert check.code == 1
-    assert f"(toypkg 1.0 at {site.file.parent})" in check.out.splitlines()[0]
+    assert check.out.splitlines()[0] == f"{sys.executable} [Python {sys.version.split()[0]}]: toypkg 1.0 in {site.root}"
     assert result(check)[0] == "needs-patch"
     apply = in_process(site, monkeypatch, capsys, "apply")
     assert (apply.code, result(apply)[0]) == (0, "patched")
@@ -520,6 +521,9 @@ def test_main_in_process_acts_on_the_interpreter_given_with_python(
     revert = in_process(site, monkeypatch, capsys, "revert")
     assert (revert.code, result(revert)[0]) == (0, "reverted")
     assert site.file.read_bytes() == BUGGY
+
+
+SHOUT = "def shout(self, name):\n    return greet(name).upper()"
 
 
 def _with_an_old_patch(site: Site) -> None:

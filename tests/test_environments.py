@@ -95,7 +95,7 @@ def test_a_wrapper_script_given_to_python_stays_in_the_loop(buggy_site: Site, tm
     check = hfpatch("check", python=wrapper, patch=PATCH_ID)
     assert (check.code, check.label(PATCH_ID)) == (1, "needs-patch"), check.out + check.err
     assert check.out.startswith(f"{wrapper} [Python ")
-    assert f"at {buggy_site.root / 'transformers'}" in check.out
+    assert f": transformers {buggy_site.version} in {buggy_site.root}\n" in check.out
     assert hfpatch("apply", python=wrapper, patch=PATCH_ID).label(PATCH_ID) == "patched"
     assert sha256_of(buggy_site.file) == UPSTREAM_FIXED_FILE_SHA256
     verify = hfpatch("verify", python=wrapper, patch=PATCH_ID)

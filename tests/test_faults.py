@@ -140,6 +140,7 @@ def assert_reverted(known: Known) -> None:
     assert site.file.read_bytes() == known.original
     assert site.record.read_bytes() == known.record_before
     assert not site.holds_state, "hfpatch's state or backup is left behind"
+    assert not site.state_dir.exists(), "the last revert left hfpatch's lock behind"
     assert bytecode_of(known) in (None, "original"), "stale bytecode of the patched file would run"
 
 
@@ -247,7 +248,7 @@ def test_an_apply_that_fails_after_writing_the_file_puts_the_original_back(known
     site.record.mkdir()
     done = site.run("apply")
     assert done.code == 2, done.out + done.err
-    assert str(site.record) in sentence(done)
+    assert str(site.record.relative_to(site.root)) in sentence(done)
     assert "Traceback" not in done.err
     assert site.file.read_bytes() == known.original
     assert bytecode_of(known) in (None, "original")
@@ -272,7 +273,7 @@ def test_an_apply_that_fails_after_writing_file_and_record_puts_both_back_and_th
     known.pyc.mkdir()
     done = site.run("apply")
     assert done.code == 2, done.out + done.err
-    assert str(known.pyc) in sentence(done)
+    assert str(known.pyc.relative_to(site.root)) in sentence(done)
     assert "Traceback" not in done.err
     assert site.file.read_bytes() == known.original
     assert site.record.read_bytes() == known.record_before
@@ -572,7 +573,8 @@ def test_with_a_second_copy_on_the_path_only_the_imported_copy_is_patched_and_na
     path = f"{first.site.root}{os.pathsep}{second.site.root}"
     shadowed = tree(second.site.root)
     done = succeeded(first.site.run("apply", PYTHONPATH=path))
-    assert str(first.site.file) in done.out
+    assert done.out.splitlines()[0].endswith(f": toypkg 1.0 in {first.site.root}")
+    assert f" {MODULE} now has the fix" in done.out
     assert str(second.site.root) not in done.out
     assert_applied(first)
     assert tree(second.site.root) == shadowed
@@ -597,3 +599,156 @@ def test_stale_unchecked_bytecode_over_the_fixed_source_is_found_and_rebuilt(tmp
     assert site.file.read_bytes() == FIXED_MODULE.encode()
     check = site.run("check")
     assert (check.code, label(check)) == (0, "fixed-upstream"), check.out + check.err
+
+
+# ---------------------------------------------------------------------------------------------------- interrupts
+
+
+INTERRUPTED = 130
+
+
+def interruption(done: Completed) -> str:
+    """The one line an interrupted run writes on stderr."""
+    assert done.code == INTERRUPTED, done.out + done.err
+    assert "Traceback" not in done.err, done.err
+    (line,) = done.err.splitlines()
+    return line
+
+
+@pytest.mark.parametrize("fault", [pytest.param(fault, id=fault.point) for fault in FAULT_TABLE])
+def test_ctrl_c_at_a_step_exits_130_saying_what_the_site_holds_and_plain_apply_or_revert_converges(
+    known: Known, fault: Fault, tmp_path: Path
+) -> None:
+    """A real SIGINT, which the run sends itself at the step: the site holds what a kill there leaves, and the
+    sentence says it, with the commands that finish or undo it."""
+    site = known.site
+    if fault.command == "revert":
+        succeeded(site.run("apply"))
+    line = interruption(site.interrupt(fault.command, fault=fault.point))
+
+    assert line.startswith(f"hfpatch: {fault.command} interrupted in {sys.executable} at {PATCH_ID}, now "), line
+    assert f", now {fault.condition}: " in line, line
+    if fault.condition == "incomplete":
+        assert {"apply": "an apply", "revert": "a revert"}[fault.command] + " was interrupted" in line, line
+        assert f"`hfpatch apply --patch {PATCH_ID}`" in line and f"`hfpatch revert --patch {PATCH_ID}`" in line, line
+    else:
+        assert f"`hfpatch apply --patch {PATCH_ID}`" in line, line
+    assert whole(known) == fault.file
+    assert site.record.read_bytes() == {"before": known.record_before, "after": known.record_after}[fault.record]
+    phase = json.loads(site.state.read_text())["phase"] if site.state.exists() else None
+    assert phase == fault.phase
+    assert bytecode_of(known) == fault.bytecode
+    assert_checks(known, 1, fault.condition)
+
+    other = twin(known, tmp_path / "twin")
+    succeeded(site.run("apply"))
+    assert_applied(known)
+    succeeded(other.site.run("revert"))
+    assert_reverted(other)
+
+
+def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_says_nothing_was_changed(known: Known) -> None:
+    """The test holds the lock, and sends SIGINT once hfpatch says it waits: the point is the test's."""
+    site = known.site
+    lock_file = site.state_dir / "lock"
+    site.state_dir.mkdir()
+    lock = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    before = tree(site.root)
+    try:
+        with watched(site.start("apply")) as apply:
+            assert apply.wait_for(WAITING), f"apply did not wait for the lock: {''.join(apply.seen)!r}"
+            apply.process.send_signal(signal.SIGINT)
+            done = apply.finish()
+    finally:
+        os.close(lock)
+    assert done.err.startswith(WAITING), done.err
+    line = interruption(Completed(done.code, done.out, done.err.split("\n", 1)[1]))
+    assert f"at {PATCH_ID}, now needs-patch: " in line and f"`hfpatch apply --patch {PATCH_ID}`" in line, line
+    assert tree(site.root) == before
+    succeeded(site.run("apply"))
+    assert_applied(known)
+
+
+def test_ctrl_c_in_one_environment_leaves_the_next_unreached_and_json_says_so(known: Known) -> None:
+    site = known.site
+    twice = ["--python", sys.executable, "--python", sys.executable]
+    line = interruption(site.interrupt("apply", *twice, fault="apply:after-write"))
+    assert line.endswith("; 1 more environment was not reached."), line
+    assert whole(known) == "patched"
+
+    done = site.interrupt("revert", "--json", *twice, fault="revert:after-write")
+    assert done.code == INTERRUPTED, done.out + done.err
+    document = done.document()
+    assert document["exit_code"] == INTERRUPTED
+    first, second = document["environments"]
+    assert first["interrupted"].startswith(f"in {sys.executable} at {PATCH_ID}, now incomplete: "), first
+    assert (first["exit_code"], second["not_reached"], second["exit_code"], second["patches"]) == (130, True, 130, [])
+    succeeded(site.run("revert"))
+    assert_reverted(known)
+
+
+# --------------------------------------------------------------------------------------------------------- lock
+
+
+def test_the_lock_stays_while_another_run_holds_it_and_goes_with_the_next_revert(known: Known) -> None:
+    """Nothing is left but the lock, and the test holds it: removing it then could let two runs each lock a file
+    of one path, so it stays, and the next revert that finds it free takes it with the .hfpatch directory."""
+    site = known.site
+    succeeded(site.run("apply"))
+    succeeded(site.run("revert"))
+    assert_reverted(known)
+    lock_file = site.state_dir / "lock"
+    site.state_dir.mkdir()
+    lock = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        done = succeeded(site.run("revert"))
+        assert WAITING not in done.err, "a run with nothing to write waited for the lock"
+        assert sorted(path.name for path in site.state_dir.iterdir()) == ["lock"]
+    finally:
+        os.close(lock)
+    succeeded(site.run("revert"))
+    assert not site.state_dir.exists()
+
+
+def test_a_run_waiting_on_a_lock_file_that_was_removed_locks_the_one_at_the_path(known: Known) -> None:
+    """The test plays the run that removes the lock (it holds it, removes it) and then one that locks the new file
+    at the path: the apply waiting on the removed file must wait for the new one, never write beside its holder."""
+    site = known.site
+    lock_file = site.state_dir / "lock"
+    site.state_dir.mkdir()
+    removed = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(removed, fcntl.LOCK_EX)
+    new: int | None = None
+    with watched(site.start("apply")) as apply:
+        try:
+            assert apply.wait_for(WAITING), f"apply did not wait for the lock: {''.join(apply.seen)!r}"
+            lock_file.unlink()
+            new = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(new, fcntl.LOCK_EX)
+            before = tree(site.root)
+            os.close(removed)  # the apply now holds the removed file: it must see that and wait for the new one
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and apply.process.poll() is None:
+                assert tree(site.root) == before, "apply wrote while another run held the lock file at the path"
+                time.sleep(0.1)
+            assert apply.process.poll() is None, "apply ended while another run held the lock"
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(removed)
+            if new is not None:
+                os.close(new)
+        done = apply.finish()
+    assert label(succeeded(done)) == "patched"
+    assert_applied(known)
+
+
+def test_a_revert_after_the_distribution_was_uninstalled_leaves_nothing_of_hfpatch(known: Known) -> None:
+    site = known.site
+    succeeded(site.run("apply"))
+    shutil.rmtree(site.root / "toypkg")
+    shutil.rmtree(site.dist_info)
+    done = succeeded(site.run("revert"))
+    assert label(done) == "cleared-stale", done.out
+    assert not site.state_dir.exists(), sorted(path.name for path in site.state_dir.iterdir())

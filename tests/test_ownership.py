@@ -203,3 +203,23 @@ def test_a_catalog_another_user_may_not_read_is_one_error_line(reachable: Path, 
     done = run_as_user(site, readable_hfpatch, "check", "--catalog", str(private / "hfpatches"))
     assert (done.code, done.out) == (2, ""), done.out + done.err
     assert done.err == f"hfpatch: error: cannot read the catalog {private / 'hfpatches'}: permission denied.\n"
+
+
+def test_a_python_that_leads_into_a_directory_the_user_may_not_enter_is_one_error_line(
+    reachable: Path, readable_hfpatch: Path
+) -> None:
+    """--python is a link (a venv's bin/python) into a directory only root may enter: the user is told which."""
+    site = make_site(reachable / "work")
+    closed = reachable / "closed"
+    closed.mkdir()
+    (closed / "python3").symlink_to(sys.executable)
+    closed.chmod(0o700)  # root's: USER may not look inside
+    link = reachable / "venv" / "bin" / "python"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(closed / "python3")
+    done = run_as_user(site, readable_hfpatch, "check", "--python", str(link))
+    assert (done.code, done.out) == (2, ""), done.out + done.err
+    assert done.err == (
+        f"hfpatch: error: cannot read {link} (it leads to {closed / 'python3'}): uid {USER} may not enter {closed}; "
+        f"run hfpatch as a user who may, or give --python an interpreter uid {USER} can run.\n"
+    )

@@ -73,13 +73,16 @@ def test_nothing_named_patches_lands_at_the_top_of_site_packages(wheel: Path) ->
     assert tops == {"hfpatch", f"{wheel.name.split('-py')[0]}.dist-info"}
 
 
-def test_the_runtime_dependencies_are_libcst_and_packaging_only(wheel: Path) -> None:
+def test_the_runtime_dependencies_are_libcst_and_packaging_and_tomli_on_python_3_10_only(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         (metadata_name,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
         metadata = email.parser.BytesParser().parsebytes(archive.read(metadata_name))
-    requirements = [Requirement(line) for line in metadata.get_all("Requires-Dist") or []]
-    assert sorted(requirement.name for requirement in requirements) == ["libcst", "packaging"]
-    assert all(requirement.marker is None for requirement in requirements)
+    requirements = {Requirement(line).name: Requirement(line) for line in metadata.get_all("Requires-Dist") or []}
+    assert sorted(requirements) == ["libcst", "packaging", "tomli"]
+    assert requirements["libcst"].marker is None and requirements["packaging"].marker is None
+    tomli = requirements["tomli"].marker  # [tool.hfpatch] is TOML: 3.11 has tomllib
+    assert tomli is not None and tomli.evaluate({"python_version": "3.10"})
+    assert not tomli.evaluate({"python_version": "3.11"})
 
 
 def _venv(path: Path) -> Venv:
@@ -91,15 +94,15 @@ def test_the_installed_wheel_finds_its_own_catalog(wheel: Path, tmp_path: Path) 
     venv = _venv(tmp_path / "venv")
     venv.pip("install", "--no-deps", "-q", str(wheel))
     listed = _run([str(venv.path / "bin" / "hfpatch"), "list"], cwd=tmp_path).stdout
-    assert f"({venv.site_packages / 'hfpatch' / 'patches' / PATCH_ID})" in listed
+    assert f"\ncatalogs: {venv.site_packages / 'hfpatch' / 'patches'} (built-in)\n" in listed
 
 
 def test_an_editable_install_reads_the_catalog_of_the_checkout(tmp_path: Path) -> None:
     venv = _venv(tmp_path / "venv")
     venv.pip("install", "--no-deps", "-q", "-e", str(REPOSITORY))
     listed = _run([str(venv.path / "bin" / "hfpatch"), "list"], cwd=tmp_path).stdout
-    assert f"{PATCH_ID}: " in listed
-    assert f"({REPOSITORY / 'patches' / PATCH_ID})" in listed
+    assert f"\n{PATCH_ID} " in listed
+    assert f"\ncatalogs: {REPOSITORY / 'patches'} (built-in)\n" in listed
 
 
 def test_python_m_hfpatch_list_runs_from_the_repository_root(tmp_path: Path) -> None:
@@ -108,4 +111,4 @@ def test_python_m_hfpatch_list_runs_from_the_repository_root(tmp_path: Path) -> 
     missing = subprocess.run([venv.python, "-c", "import hfpatch"], capture_output=True, cwd=tmp_path)
     assert missing.returncode != 0, "the venv must not have hfpatch installed"
     listed = _run([venv.python, "-m", "hfpatch", "list"], cwd=REPOSITORY).stdout
-    assert f"({REPOSITORY / 'patches' / PATCH_ID})" in listed
+    assert f"\ncatalogs: {REPOSITORY / 'patches'} (built-in)\n" in listed

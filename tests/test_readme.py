@@ -133,3 +133,57 @@ def test_the_own_catalog_lines_run(tmp_path: Path) -> None:
             done = _run(argument, image, env)
             assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
             assert "toypkg-1: patched:" in done.stdout and "toypkg-1: verified:" in done.stdout
+
+
+def test_the_project_lines_run(tmp_path: Path) -> None:
+    """The [tool.hfpatch] table as the README writes it, its Dockerfile lines, and the plain check in the project:
+    its team patch is the toy entry under the README's id, and transformers is not installed here."""
+    import importlib.util
+
+    from toy import PATCH_ID, make_site
+
+    if importlib.util.find_spec("transformers") is not None:
+        pytest.skip("transformers is installed here: the project's transformers-46618 would act on it")
+    (table,) = _blocks("toml")
+    (lines,) = [block for block in _blocks("dockerfile") if "WORKDIR" in block]
+    team = re.search(r'"(mylib-\d+)"', table)
+    assert team is not None, table
+    toy = make_site(tmp_path / "toy")
+    context = tmp_path / "context"
+    entry = context / "hfpatches" / team[1]
+    shutil.copytree(toy.team_catalog / PATCH_ID, entry)
+    data = (entry / "patch.json").read_text(encoding="utf-8")
+    (entry / "patch.json").write_text(data.replace(f'"id": "{PATCH_ID}"', f'"id": "{team[1]}"'), encoding="utf-8")
+    (context / "pyproject.toml").write_text(f'[project]\nname = "app"\n\n{table}', encoding="utf-8")
+    image = tmp_path / "image"
+    env = _clean_env(PYTHONPATH=str(toy.root), PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    workdir = image
+    for line in lines.strip().splitlines():
+        instruction, _, argument = line.partition(" ")
+        argument = argument.replace("/app", f"{image}/app").replace("hfpatch ", f"{sys.executable} -m hfpatch ")
+        if instruction == "COPY":
+            source, destination = argument.split()
+            if (context / source).is_dir():
+                shutil.copytree(context / source, Path(destination), dirs_exist_ok=True)
+            else:
+                Path(destination).mkdir(parents=True, exist_ok=True)
+                shutil.copy2(context / source, Path(destination) / source)
+        elif instruction == "WORKDIR":
+            workdir = Path(argument)
+        else:
+            assert instruction == "RUN", line
+            done = _run(argument, workdir, env)
+            assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
+            assert f"{team[1]}: patched:" in done.stdout and f"{team[1]}: verified:" in done.stdout, done.stdout
+            assert "transformers-46618: not-installed:" in done.stdout, done.stdout
+    assert workdir == image / "app"
+    check = _run(f"{sys.executable} -m hfpatch check", workdir, env)
+    assert check.returncode == 0 and f"{team[1]}: applied:" in check.stdout, check.stdout + check.stderr
+    quiet = _run(f"{sys.executable} -m hfpatch check -q", workdir, env)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+
+
+def test_the_dockerignore_lines_keep_out_what_the_clones_own_keeps_out() -> None:
+    (lines,) = _blocks("dockerignore")
+    own = [line for line in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines() if line[:1] not in "#"]
+    assert sorted(lines.split()) == sorted(f"hfpatch/{pattern}" for pattern in own)

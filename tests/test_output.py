@@ -1,0 +1,132 @@
+"""The output a person reads, on the toy distribution: each environment named once, quiet when all is well, the
+obsolete built-in patches folded, one summary line for several environments, the exit codes in --help.
+
+Several environments are wrappers that set PYTHONPATH to their own site and exec this interpreter (`--python`
+takes a wrapper script, as an activation would be).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from support import Completed, Site, clean_env, hfpatch, in_process
+from toy import PATCH_ID, make_site
+
+from hfpatch import catalog
+
+
+def wrapper(site: Site, where: Path) -> str:
+    """An interpreter whose path starts with the site."""
+    where.mkdir(parents=True)
+    path = where / "python"
+    path.write_text(f'#!/bin/sh\nPYTHONPATH={site.root} exec {sys.executable} "$@"\n', encoding="utf-8")
+    path.chmod(0o755)
+    return str(path)
+
+
+def environments(tmp_path: Path) -> tuple[list[Site], list[str]]:
+    """Three environments: toypkg 1.0 (needs the patch), 2.0 (fixed upstream), and 1.0 again."""
+    sites = [
+        make_site(tmp_path / name, version=version) for name, version in (("a", "1.0"), ("b", "2.0"), ("c", "1.0"))
+    ]
+    return sites, [wrapper(site, tmp_path / f"python-{index}") for index, site in enumerate(sites)]
+
+
+def run(site: Site, *args: str) -> Completed:
+    """hfpatch on the given --python only, with the site's catalog."""
+    return hfpatch(*args, "--patch", PATCH_ID, env=clean_env(HFPATCH_CATALOG=str(site.team_catalog)))
+
+
+def pythons(paths: list[str]) -> list[str]:
+    return [word for path in paths for word in ("--python", path)]
+
+
+def test_each_environment_is_named_once_and_each_line_names_its_file_inside_it(tmp_path: Path) -> None:
+    sites, paths = environments(tmp_path)
+    done = run(sites[0], "apply", *pythons(paths[:1]))
+    assert done.code == 0, done.out + done.err
+    heading, line, *rest = done.out.splitlines()
+    assert heading == f"{paths[0]} [Python {sys.version.split()[0]}]: toypkg 1.0 in {sites[0].root}"
+    assert line == f"  {PATCH_ID}: patched: toypkg/core.py now has the fix (example/toypkg#1, upstream in 2.0)"
+    assert rest == []
+    assert done.out.count(str(sites[0].root)) == 1
+
+
+def test_several_environments_end_with_one_summary_line(tmp_path: Path) -> None:
+    sites, paths = environments(tmp_path)
+    assert run(sites[2], "apply", *pythons(paths[2:])).code == 0
+    done = run(sites[0], "check", *pythons(paths))
+    assert done.code == 1, done.out + done.err
+    assert done.out.splitlines()[-1] == "3 environments: 1 needs action, 2 as they must be"
+    one = run(sites[0], "check", *pythons(paths[:1]))  # one environment: no summary
+    assert not one.out.splitlines()[-1].endswith(" as it must be"), one.out
+    assert len(one.out.splitlines()) == 2, one.out
+
+
+def test_quiet_prints_only_what_needs_action_and_nothing_at_all_when_all_is_well(tmp_path: Path) -> None:
+    sites, paths = environments(tmp_path)
+    done = run(sites[0], "check", "-q", *pythons(paths))
+    assert (done.code, done.err) == (1, ""), done.out + done.err
+    assert done.out.splitlines() == [
+        f"{paths[0]} [Python {sys.version.split()[0]}]: toypkg 1.0 in {sites[0].root}",
+        f"  {PATCH_ID}: needs-patch: the released 1.0 file, which has the bug example/toypkg#1 fixed in 2.0; "
+        f"run `hfpatch apply --python {paths[0]} --patch {PATCH_ID}`",
+        f"{paths[2]} [Python {sys.version.split()[0]}]: toypkg 1.0 in {sites[2].root}",
+        f"  {PATCH_ID}: needs-patch: the released 1.0 file, which has the bug example/toypkg#1 fixed in 2.0; "
+        f"run `hfpatch apply --python {paths[2]} --patch {PATCH_ID}`",
+        "3 environments: 2 need action, 1 as it must be",
+    ]
+    assert run(sites[0], "apply", "--quiet", *pythons(paths)) == Completed(0, "", "")
+    assert run(sites[0], "check", "-q", *pythons(paths)) == Completed(0, "", "")
+    missing = run(sites[0], "check", "-q", "--python", str(tmp_path / "nowhere"))
+    assert (missing.code, missing.out) == (2, ""), missing.out + missing.err
+    assert missing.err.startswith("hfpatch: error: no Python interpreter at "), missing.err
+
+
+@pytest.fixture
+def toy_is_built_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
+    """toypkg 2.0 (fixed upstream), whose catalog stands for the built-in one: run in process."""
+    site = make_site(tmp_path, version="2.0")
+    monkeypatch.setattr(catalog, "builtin_catalog", lambda: site.team_catalog)
+    monkeypatch.delenv("HFPATCH_CATALOG", raising=False)
+    monkeypatch.setenv("PYTHONPATH", str(site.root))
+    return site
+
+
+def test_a_built_in_patch_fixed_upstream_is_one_short_line_unless_asked_for(
+    toy_is_built_in: Site, capsys: pytest.CaptureFixture[str]
+) -> None:
+    here = ["--python", sys.executable]
+    folded = in_process(["check", *here], capsys)
+    assert folded.code == 0, folded.out + folded.err
+    assert folded.out.splitlines()[1:] == ["  fixed upstream, nothing to do: toypkg-1"]
+    for asked in (["--patch", PATCH_ID], ["--fail-on-obsolete"]):
+        done = in_process(["check", *here, *asked], capsys)
+        assert f"  {PATCH_ID}: fixed-upstream: toypkg 2.0 has the upstream fix" in done.out, done.out
+    assert in_process(["check", "--json", *here], capsys).document()["environments"][0]["patches"][0]["id"] == PATCH_ID
+    assert in_process(["list", *here], capsys).listing()[PATCH_ID]["here"] == "fixed-upstream"
+
+
+def test_help_lists_every_exit_code() -> None:
+    for args in (["--help"], ["check", "--help"], ["apply", "--help"]):
+        done = hfpatch(*args)
+        assert done.code == 0, done.err
+        codes = [line.split()[0] for line in done.out.split("exit codes:\n")[1].splitlines() if line[:3].strip()]
+        assert codes == ["0", "1", "2", "130"], done.out
+
+
+def test_list_shows_one_column_per_environment_and_says_which(tmp_path: Path) -> None:
+    sites, paths = environments(tmp_path)
+    done = run(sites[0], "list", *pythons(paths))
+    assert done.code == 0, done.out + done.err
+    assert {column: done.listing()[PATCH_ID][column] for column in "123"} == {
+        "1": "needs-patch",
+        "2": "fixed-upstream",
+        "3": "needs-patch",
+    }
+    for number, (site, path) in enumerate(zip(sites, paths, strict=True), start=1):
+        assert f"\n{number}: {path} [Python " in done.out and f": toypkg {site.version} in {site.root}\n" in done.out
+    assert os.sep in done.out.splitlines()[-1]
