@@ -1,0 +1,1015 @@
+"""How much of a real upstream fix `hfpatch new` carries: the patch releases of Hugging Face libraries, file by file.
+
+A patch release X.Y.Z (Z >= 1) carries only fixes cherry-picked onto X.Y.(Z-1), so the diff of the two wheels is a
+set of real upstream fixes. For every `.py` file the two wheels hold in different forms (version bumps, added and
+deleted files set aside), this installs the older release in a venv and runs hfpatch as a user would, in
+subprocesses: `new` with the targets `targets_for` chooses, `apply`, `check`, the module's import, `revert`, `check`.
+Then it compares the patched file with the newer release's, statement by statement:
+
+- fully backported: every top-level and class-body statement is the newer release's, the module imports where the
+  original did, and revert brings back the original bytes with `check` clean;
+- partial: `new` wrote an entry, but it carries only part of the file's change (statements outside definitions);
+- refused: `new` wrote nothing (exit 2), with the reason in one of a few categories and its raw message;
+- WRONG: apply said it succeeded but the module no longer imports, a definition the entry claims differs from the
+  newer release's, or revert does not restore the bytes. Each is a bug in hfpatch, printed loudly (exit 1).
+
+    python benchmarks/coverage.py --cache DIR [--set tuning|held-out] [--pair DIST==OLD] [--limit-files N]
+
+Run it with an interpreter that has hfpatch, pip (25.1 or newer) and uv installed (`nox -s coverage` makes one).
+It prints the table and writes every file's observations as JSON (--out), for comparing two runs of hfpatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import datetime
+import difflib
+import enum
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tokenize
+import zipfile
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+SCHEMA = 1
+TORCH_VERSION = "2.13.0"  # the build on this machine's disk; any other version is gigabytes from the index
+# Distributions whose modules import torch: the venv sees the shared torch through a .pth, never an install of it.
+USES_TORCH = frozenset({"transformers", "accelerate", "peft"})
+COMMAND_TIMEOUT = 900
+
+# ------------------------------------------------------------------------------------------------------ the pairs
+
+
+class Split(enum.Enum):
+    TUNING = "tuning"
+    HELD_OUT = "held-out"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A patch release `new` and the release it was cut from, `old`."""
+
+    distribution: str
+    old: str
+    new: str
+    split: Split
+
+    @property
+    def name(self) -> str:
+        return f"{self.distribution} {self.old}->{self.new}"
+
+    @property
+    def slug(self) -> str:
+        return f"{canonicalize_name(self.distribution)}-{self.old}-{self.new}"
+
+
+T, H = Split.TUNING, Split.HELD_OUT
+# Every pair's releases are on the index as wheels. Sorted by distribution, then version; the split was fixed blind,
+# before any run, by one rule: every third pair in this order is held out (`split_follows_the_rule` checks it).
+PAIRS: tuple[Pair, ...] = (
+    Pair("accelerate", "0.34.1", "0.34.2", T),
+    Pair("accelerate", "1.8.0", "1.8.1", T),
+    Pair("accelerate", "1.10.0", "1.10.1", H),
+    Pair("huggingface_hub", "0.35.2", "0.35.3", T),
+    Pair("huggingface_hub", "0.36.1", "0.36.2", T),
+    Pair("huggingface_hub", "1.12.1", "1.12.2", H),
+    Pair("huggingface_hub", "1.20.0", "1.20.1", T),
+    Pair("huggingface_hub", "1.25.0", "1.25.1", T),
+    Pair("peft", "0.15.1", "0.15.2", H),
+    Pair("peft", "0.17.0", "0.17.1", T),
+    Pair("peft", "0.18.0", "0.18.1", T),
+    Pair("peft", "0.21.1", "0.21.2", H),
+    Pair("transformers", "4.52.3", "4.52.4", T),
+    Pair("transformers", "4.53.1", "4.53.2", T),
+    Pair("transformers", "4.54.0", "4.54.1", H),
+    Pair("transformers", "4.55.3", "4.55.4", T),
+    Pair("transformers", "4.56.1", "4.56.2", T),
+    Pair("transformers", "4.57.1", "4.57.2", H),
+    Pair("transformers", "5.5.3", "5.5.4", T),
+    Pair("transformers", "5.8.0", "5.8.1", T),
+    Pair("transformers", "5.10.1", "5.10.2", H),
+    Pair("transformers", "5.14.0", "5.14.1", T),
+    Pair("transformers", "5.16.0", "5.16.1", T),
+    Pair("transformers", "5.22.1", "5.22.2", H),
+)
+
+
+def split_follows_the_rule(pairs: Sequence[Pair]) -> bool:
+    ordered = sorted(pairs, key=lambda pair: (pair.distribution, Version(pair.old)))
+    return list(pairs) == ordered and all(
+        pair.split is (Split.HELD_OUT if index % 3 == 2 else Split.TUNING) for index, pair in enumerate(pairs)
+    )
+
+
+# ------------------------------------------------------------------------- the pure core: what changed in a file
+
+
+class FileKind(enum.Enum):
+    CHANGED = "changed"
+    VERSION_BUMP = "version-bump"
+    ADDED = "added"
+    ADDED_MODEL = "added-model"
+    DELETED = "deleted"
+
+
+EXCLUDED_KINDS = (FileKind.VERSION_BUMP, FileKind.ADDED, FileKind.ADDED_MODEL, FileKind.DELETED)
+_MODEL_DIRECTORY = re.compile(r"^(?P<root>(?:.+/)?models/[^/]+/)")
+_VERSION_TEXT = re.compile(r"\d+(\.\d+)+\S*")
+
+
+def classify_files(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> dict[str, FileKind]:
+    """Every `.py` path the two releases do not share byte for byte, and what kind of difference it is."""
+    kinds: dict[str, FileKind] = {}
+    for path in sorted(old.keys() | new.keys()):
+        if path not in new:
+            kinds[path] = FileKind.DELETED
+        elif path not in old:
+            kinds[path] = FileKind.ADDED_MODEL if _in_new_model_directory(path, old) else FileKind.ADDED
+        elif old[path] != new[path]:
+            kinds[path] = FileKind.VERSION_BUMP if is_version_bump(old[path], new[path]) else FileKind.CHANGED
+    return kinds
+
+
+def _in_new_model_directory(path: str, old: Iterable[str]) -> bool:
+    match = _MODEL_DIRECTORY.match(path)
+    return match is not None and not any(other.startswith(match["root"]) for other in old)
+
+
+def is_version_bump(old: bytes, new: bytes) -> bool:
+    """The two files differ only in string literals that are versions (`__version__ = "4.53.2"`)."""
+    old_tokens, new_tokens = _version_blind_tokens(old), _version_blind_tokens(new)
+    return old_tokens is not None and old_tokens == new_tokens
+
+
+def _version_blind_tokens(source: bytes) -> list[str] | None:
+    try:
+        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return ["<version>" if _is_version_literal(token) else token.string for token in tokens]
+
+
+def _is_version_literal(token: tokenize.TokenInfo) -> bool:
+    if token.type != tokenize.STRING:
+        return False
+    try:
+        value = ast.literal_eval(token.string)
+    except (ValueError, SyntaxError):
+        return False
+    if not isinstance(value, str) or not _VERSION_TEXT.fullmatch(value):
+        return False
+    try:
+        Version(value)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def module_of(path: str) -> str:
+    """The module a wheel member is: a/b/c.py is a.b.c, a/b/__init__.py is a.b."""
+    dotted = path.removesuffix(".py").replace("/", ".")
+    return dotted.removesuffix(".__init__")
+
+
+# ----------------------------------------------------------------------- the pure core: statements and definitions
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line breaks Python counts; str.splitlines counts form feeds too
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One statement of a module: at the top (`scope` ""), a class's header, or in a class's body."""
+
+    scope: str
+    kind: str  # "definition", "class-header" or "statement"
+    name: str  # a definition's qualname, a class's name; "" for other statements
+    text: str
+
+
+def statement_units(source: str) -> tuple[Unit, ...]:
+    """Every top-level statement and every class-body statement, by its source text (dedented)."""
+    lines = _LINE_BREAK.split(source)
+    units: list[Unit] = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef):
+            units.append(Unit("", "class-header", node.name, _class_header(node, lines)))
+            units.extend(_unit(child, lines, node.name) for child in node.body)
+        else:
+            units.append(_unit(node, lines, ""))
+    return tuple(units)
+
+
+def _unit(node: ast.stmt, lines: Sequence[str], scope: str) -> Unit:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        qualname = f"{scope}.{node.name}" if scope else node.name
+        return Unit(scope, "definition", qualname, _text(node, lines))
+    return Unit(scope, "statement", "", _text(node, lines))
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(decorator.lineno for decorator in decorators)])
+
+
+def _text(node: ast.stmt, lines: Sequence[str]) -> str:
+    assert node.end_lineno is not None
+    return _dedented(lines[_first_line(node) - 1 : node.end_lineno])
+
+
+def _class_header(node: ast.ClassDef, lines: Sequence[str]) -> str:
+    """Decorators and the `class` line(s), up to the first statement of the body, without comments after them."""
+    end = max(node.lineno, _first_line(node.body[0]) - 1)
+    header = list(lines[_first_line(node) - 1 : end])
+    while len(header) > 1 and (not header[-1].strip() or header[-1].strip().startswith("#")):
+        header.pop()
+    return _dedented(header)
+
+
+def _dedented(lines: Sequence[str]) -> str:
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))] if lines else ""
+    return "\n".join(line[len(indent) :] if line.startswith(indent) else line for line in lines).rstrip()
+
+
+def definition_texts(source: str) -> dict[str, str]:
+    """Module-level functions and methods (Class.method) as Python binds them (the last of a name), by text, in the
+    order of the file."""
+    lines = _LINE_BREAK.split(source)
+    functions: dict[str, ast.stmt] = {}
+    classes: dict[str, ast.ClassDef] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions[node.name] = node
+            classes.pop(node.name, None)
+        elif isinstance(node, ast.ClassDef):
+            classes[node.name] = node
+            functions.pop(node.name, None)
+    bound = list(functions.items())
+    for name, node in classes.items():
+        methods: dict[str, ast.stmt | None] = {}
+        for child in node.body:
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                methods[child.name] = None if isinstance(child, ast.ClassDef) else child
+        bound += [(f"{name}.{method}", child) for method, child in methods.items() if child is not None]
+    return {name: _text(node, lines) for name, node in sorted(bound, key=lambda item: item[1].lineno)}
+
+
+def targets_for(old_text: str, new_text: str) -> list[str]:
+    """The one place that chooses what `hfpatch new` is asked to carry (mode `definitions`): every module-level
+    function and method whose text differs in the newer release, or that the newer release adds, in its order."""
+    old = definition_texts(old_text)
+    return [name for name, text in definition_texts(new_text).items() if old.get(name) != text]
+
+
+def units_differing(left: Sequence[Unit], right: Sequence[Unit]) -> list[Unit]:
+    """The units of either side that the other lacks, in order (a changed statement counts once, by its right)."""
+    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
+    differing: list[Unit] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        right_part, left_part = list(right[j1:j2]), list(left[i1:i2])
+        differing += right_part + left_part[len(right_part) :]
+    return differing
+
+
+# ------------------------------------------------------------------------- the pure core: why `new` said no
+
+
+class Reason(enum.Enum):
+    NEEDS_IMPORT = "needs an import"
+    NEEDS_STATEMENT = "needs a constant/statement"
+    CLASS_ATTRIBUTE = "class attribute"
+    NEW_CLASS = "new class"
+    SIGNATURE = "signature change"
+    NAME_MISSING = "name missing"
+    MULTI_FILE = "multi-file"
+    PLACEMENT = "new definition, no place"
+    STATEMENTS_ONLY = "statements only (no target)"
+    APPLY_REFUSED = "apply refused the entry"
+    MODULE_TARGET = "module target unsupported"
+    INTERNAL_ERROR = "internal error"
+    SELF_CHECK = "new's self-check failed"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the classification of a refusal may look at besides the message."""
+
+    old: str  # the older release
+    old_classes: frozenset[str]
+    imported_from: Mapping[str, str]  # in the newer release's file: a name it imports -> the module it comes from
+    pair_modules: frozenset[str]  # the modules the pair changes or adds, this file's excepted
+
+
+_MISSING = re.compile(
+    r"uses (?P<name>[A-Za-z_][\w.]*), which [^;]*?(?:lacks|lack); "
+    r"(?:(?P<function>add --target)|(?P<unbound>the \S+ module does not bind it)|it is an? (?P<kind>\w+) in)"
+)
+
+
+def refusal_reasons(stdout: str, stderr: str, targets: Sequence[str], context: Context) -> list[Reason]:
+    """The categories of a refusal of `new` (exit 2), most telling first; the raw message is kept beside them."""
+    if "internal error" in stderr:
+        return [Reason.INTERNAL_ERROR]
+    if "is not DIST:MODULE:QUALNAME" in stderr:
+        return [Reason.MODULE_TARGET]
+    if "a bug in hfpatch new" in stderr or "this is a bug in the catalog entry" in stderr:
+        return [Reason.SELF_CHECK]
+    missing = [_missing_reason(match, context) for match in _MISSING.finditer(stderr)]
+    if missing:
+        return list(dict.fromkeys(missing))
+    if "no release read needs the patch" in stderr:
+        return [_not_applicable_reason(_table_reason(stdout, context.old))]
+    if "no later target of its scope says where it goes" in stderr:
+        new_class = any("." in name and name.split(".")[0] not in context.old_classes for name in targets)
+        return [Reason.NEW_CLASS if new_class else Reason.PLACEMENT]
+    return [Reason.OTHER]
+
+
+def _missing_reason(match: re.Match[str], context: Context) -> Reason:
+    name = match["name"]
+    source = context.imported_from.get(name)
+    if source is not None and (source in context.pair_modules or f"{source}.{name}" in context.pair_modules):
+        return Reason.MULTI_FILE  # the helper arrives through another file the same fix changes
+    if match["unbound"]:
+        return Reason.NAME_MISSING
+    if match["function"]:
+        return Reason.OTHER  # a plain helper: targets_for asks for every changed function, so this is a surprise
+    return {"import": Reason.NEEDS_IMPORT, "class": Reason.NEW_CLASS}.get(match["kind"], Reason.NEEDS_STATEMENT)
+
+
+def _table_reason(stdout: str, release: str) -> str:
+    return next((line for line in stdout.splitlines() if line.split(" ", 1)[0] == release), "")
+
+
+def _not_applicable_reason(row: str) -> Reason:
+    if "signature" in row:
+        return Reason.SIGNATURE
+    if "never defines" in row:
+        return Reason.CLASS_ATTRIBUTE
+    return Reason.OTHER
+
+
+def imported_names(source: str, module: str, is_package: bool) -> dict[str, str]:
+    """The names a module imports anywhere at its top (if/try blocks too) -> the absolute module each comes from."""
+    package = module if is_package else module.rpartition(".")[0]
+    names: dict[str, str] = {}
+    for node in _top_statements(ast.parse(source).body):
+        if isinstance(node, ast.ImportFrom):
+            base = _absolute(node.module or "", node.level, package)
+            names.update({alias.asname or alias.name: base for alias in node.names if alias.name != "*"})
+        elif isinstance(node, ast.Import):
+            names.update({(alias.asname or alias.name).split(".")[0]: alias.name for alias in node.names})
+    return names
+
+
+def _top_statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
+    for node in body:
+        yield node
+        if isinstance(node, (ast.If, ast.Try)):
+            for block in (node.body, node.orelse, getattr(node, "handlers", []), getattr(node, "finalbody", [])):
+                for child in block:
+                    yield from _top_statements(child.body if isinstance(child, ast.ExceptHandler) else [child])
+
+
+def _absolute(module: str, level: int, package: str) -> str:
+    if level == 0:
+        return module
+    parts = package.split(".")
+    base = parts[: len(parts) - (level - 1)] if level > 1 else parts
+    return ".".join([*base, module] if module else base)
+
+
+# ------------------------------------------------------------------------------ the pure core: the verdict
+
+
+class Verdict(enum.Enum):
+    FULL = "fully-backported"
+    PARTIAL = "partial"
+    REFUSED = "refused"
+    WRONG = "WRONG"
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What the runs of hfpatch and of the module's import showed for one file."""
+
+    new_exit: int | None  # None: `new` was not run (no target)
+    claimed: tuple[str, ...] = ()  # the targets the written entry names
+    apply_exit: int | None = None
+    patched: str | None = None  # the file after apply
+    imports_before: bool = False
+    imports_after: bool | None = None
+    restored: bool | None = None  # the original bytes back after revert
+    check_after_revert: str | None = None  # the patch's condition
+
+
+@dataclass(frozen=True)
+class Judged:
+    verdict: Verdict
+    reasons: tuple[str, ...] = ()
+    wrong: tuple[str, ...] = ()  # what makes it WRONG, in sentences
+    remaining: tuple[Unit, ...] = ()  # the units that still differ from the newer release
+
+
+def judge(observed: Observed, new_text: str, refusal: Sequence[Reason] = ()) -> Judged:
+    """The verdict on one file; `refusal` holds the categories where `new` wrote nothing."""
+    if observed.new_exit != 0:
+        return Judged(Verdict.REFUSED, tuple(reason.value for reason in refusal or [Reason.OTHER]))
+    if observed.apply_exit != 0 or observed.patched is None:
+        return Judged(Verdict.REFUSED, (Reason.APPLY_REFUSED.value,))
+    wrong = _wrong(observed, new_text)
+    remaining = tuple(units_differing(statement_units(observed.patched), statement_units(new_text)))
+    if wrong:
+        return Judged(Verdict.WRONG, (), tuple(wrong), remaining)
+    if remaining or observed.check_after_revert != "needs-patch":
+        reasons = list(dict.fromkeys(f"{unit.kind} not carried" for unit in remaining))
+        if observed.check_after_revert != "needs-patch":
+            reasons.append(f"check after revert: {observed.check_after_revert}")
+        return Judged(Verdict.PARTIAL, tuple(reasons), (), remaining)
+    return Judged(Verdict.FULL)
+
+
+def _wrong(observed: Observed, new_text: str) -> list[str]:
+    assert observed.patched is not None
+    problems = []
+    if observed.imports_before and observed.imports_after is False:
+        problems.append("the module imported before apply and no longer imports after it")
+    patched, fixed = definition_texts(observed.patched), definition_texts(new_text)
+    for name in observed.claimed:
+        if patched.get(name) != fixed.get(name):
+            problems.append(f"{name}, which the entry carries, differs from the newer release's after apply")
+    if observed.restored is not True:
+        problems.append("revert did not restore the original bytes")
+    return problems
+
+
+# ------------------------------------------------------------------------------------- the edges: processes
+
+
+@dataclass(frozen=True)
+class Ran:
+    command: tuple[str, ...]
+    exit_code: int  # -1 where it timed out
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def run(command: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> Ran:
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(
+            list(command), cwd=cwd, env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return Ran(tuple(command), -1, "", f"timed out after {COMMAND_TIMEOUT} s", time.perf_counter() - start)
+    return Ran(tuple(command), done.returncode, done.stdout, done.stderr, time.perf_counter() - start)
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:500] if lines else ""
+
+
+def hfpatch(*arguments: str, cwd: Path) -> Ran:
+    """hfpatch as a user runs it: the installed command of this interpreter's environment, in its own process."""
+    return run([sys.executable, "-m", "hfpatch", *arguments], cwd=cwd)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------- the edges: wheels
+
+
+def cached_wheel(cache: Path, distribution: str, version: str) -> Path | None:
+    wanted = (canonicalize_name(distribution), Version(version))
+    for path in sorted(cache.glob("*.whl"), key=lambda path: not path.name.endswith("-none-any.whl")):
+        try:
+            name, found, _, _ = parse_wheel_filename(path.name)
+        except InvalidWheelFilename:
+            continue
+        if (name, found) == wanted:
+            return path
+    return None
+
+
+def fetch_wheel(cache: Path, distribution: str, version: str) -> Path:
+    """The release's wheel from the cache, or pip-downloaded into a scratch directory and moved in whole."""
+    found = cached_wheel(cache, distribution, version)
+    if found is not None:
+        return found
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".download-", dir=cache) as scratch:
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet"]
+        done = run([*command, "-d", scratch, f"{distribution}=={version}"], cwd=cache)
+        downloaded = sorted(Path(scratch).glob("*.whl"))
+        if done.exit_code != 0 or not downloaded:
+            raise SystemExit(f"cannot download {distribution}=={version}: {last_line(done.stderr)}")
+        for path in downloaded:
+            path.replace(cache / path.name)
+    found = cached_wheel(cache, distribution, version)
+    assert found is not None, f"pip downloaded no wheel of {distribution} {version}"
+    return found
+
+
+def python_members(wheel: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(wheel) as archive:
+        return {name: archive.read(name) for name in archive.namelist() if name.endswith(".py")}
+
+
+def built_on(wheel: Path) -> datetime.date | None:
+    """When the wheel was built, from its members' times (None where the build pinned them, as to 1980)."""
+    with zipfile.ZipFile(wheel) as archive:
+        newest = max(info.date_time for info in archive.infolist())
+    return datetime.date(*newest[:3]) if newest[0] >= 2000 else None
+
+
+def find_links_of(pair: Pair, wheels: Sequence[Path], directory: Path) -> Path:
+    """A directory holding exactly the two wheels: what `new --find-links` reads."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.iterdir():
+        if stale not in [directory / wheel.name for wheel in wheels]:
+            stale.unlink()
+    for wheel in wheels:
+        linked = directory / wheel.name
+        if not linked.exists():
+            try:
+                os.link(wheel, linked)
+            except OSError:
+                shutil.copyfile(wheel, linked)
+    return directory
+
+
+# ------------------------------------------------------------------------------------------ the edges: venvs
+
+
+@dataclass(frozen=True)
+class Venv:
+    root: Path
+    python: Path
+    site_packages: Path
+
+
+def uv_command() -> list[str]:
+    beside = Path(sys.executable).parent / "uv"
+    found = str(beside) if beside.exists() else shutil.which("uv")
+    if found is None:
+        raise SystemExit("uv is needed to build the venvs: pip install uv")
+    return [found]
+
+
+def ensure_torch(directory: Path) -> Path:
+    """torch, installed once with `pip install --target` and shared by every venv through a .pth file."""
+    if not (directory / "torch" / "__init__.py").is_file():
+        print(f"installing torch {TORCH_VERSION} into {directory} (once)", file=sys.stderr, flush=True)
+        command = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(directory)]
+        done = run([*command, f"torch=={TORCH_VERSION}"], cwd=directory.parent)
+        if done.exit_code != 0:
+            raise SystemExit(f"cannot install torch {TORCH_VERSION}: {last_line(done.stderr)}")
+    return directory
+
+
+def ensure_venv(pair: Pair, old_wheel: Path, work: Path, torch: Path | None) -> Venv:
+    """A venv with the older release and its dependencies (as resolved when it was built), reused across runs."""
+    root = work / "venvs" / f"{canonicalize_name(pair.distribution)}-{pair.old}"
+    ready = root / ".coverage-ready"
+    if not ready.is_file():
+        _build_venv(pair, old_wheel, root, torch)
+        ready.write_text(json.dumps({"distribution": pair.distribution, "version": pair.old}) + "\n")
+    python = root / "bin" / "python"
+    site = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=root).stdout)
+    return Venv(root, python, Path(str(site).strip()))
+
+
+def _build_venv(pair: Pair, old_wheel: Path, root: Path, torch: Path | None) -> None:
+    shutil.rmtree(root, ignore_errors=True)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    uv = uv_command()
+    done = run([*uv, "venv", "--quiet", "--python", sys.executable, str(root)], cwd=root.parent)
+    if done.exit_code != 0:
+        raise SystemExit(f"uv venv {root} failed: {last_line(done.stderr)}")
+    install = [*uv, "pip", "install", "--quiet", "--python", str(root / "bin" / "python")]
+    built = built_on(old_wheel)
+    if built is not None:  # the dependencies of that day: a later major release of one may not import with it
+        install += ["--exclude-newer", (built + datetime.timedelta(days=2)).isoformat()]
+    if pair.distribution in USES_TORCH:
+        excludes = root / "excludes.txt"
+        excludes.write_text("torch\n")
+        install += ["--excludes", str(excludes)]
+    done = run([*install, f"{pair.distribution}=={pair.old}"], cwd=root)
+    if done.exit_code != 0:
+        raise SystemExit(f"installing {pair.distribution}=={pair.old} failed: {last_line(done.stderr)}")
+    if torch is not None and pair.distribution in USES_TORCH:
+        site = next((root / "lib").glob("python3*/site-packages"))
+        (site / "shared-torch.pth").write_text(f"{torch}\n")
+
+
+def is_pristine(venv: Venv, old: Mapping[str, bytes], paths: Iterable[str]) -> bool:
+    """Every file the run will patch is the release's own, and no state of a run is left behind."""
+    states = venv.site_packages / ".hfpatch"
+    if states.is_dir() and any(path.name.startswith("cov-") for path in states.iterdir()):
+        return False
+    return all((venv.site_packages / path).read_bytes() == old[path] for path in paths)
+
+
+def imports(venv: Venv, module: str, scratch: Path) -> tuple[bool, str]:
+    """Whether `python -c "import MODULE"` succeeds in the venv (offline, from a scratch directory), and why not."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env |= {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
+    done = run([str(venv.python), "-c", f"import {module}"], cwd=scratch, env=env)
+    return done.exit_code == 0, "" if done.exit_code == 0 else last_line(done.stderr)
+
+
+# ---------------------------------------------------------------------------------------- one file, end to end
+
+
+@dataclass
+class FileResult:
+    path: str
+    module: str
+    targets: list[str]
+    verdict: str = ""
+    reasons: list[str] = field(default_factory=list)
+    wrong: list[str] = field(default_factory=list)
+    message: str = ""  # new's (or apply's) raw refusal
+    claimed: list[str] = field(default_factory=list)
+    units_changed: int = 0  # statements that differ between the two releases
+    units_remaining: int | None = None  # ... between the patched file and the newer release's
+    remaining: list[str] = field(default_factory=list)
+    byte_identical: bool | None = None
+    imports_before: bool = False
+    import_error: str = ""
+    imports_after: bool | None = None
+    import_error_after: str = ""
+    restored: bool | None = None
+    check_after_apply: str | None = None
+    check_after_revert: str | None = None
+    exits: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything one file's run needs."""
+
+    pair: Pair
+    path: str
+    old: bytes
+    new: bytes
+    venv: Venv
+    find_links: Path
+    directory: Path  # this file's catalog and logs
+    patch_id: str
+    mode: str
+    pair_modules: frozenset[str]
+
+
+def run_file(job: Job) -> FileResult:
+    start = time.perf_counter()
+    module = module_of(job.path)
+    old_text, new_text = job.old.decode("utf-8"), job.new.decode("utf-8")
+    targets = _targets(job, module, old_text, new_text)
+    result = FileResult(job.path, module, targets)
+    result.units_changed = len(units_differing(statement_units(old_text), statement_units(new_text)))
+    shutil.rmtree(job.directory, ignore_errors=True)
+    job.directory.mkdir(parents=True)
+    result.imports_before, result.import_error = _imports_before(job, module)
+    if not targets:
+        judged = judge(Observed(None), new_text, [Reason.STATEMENTS_ONLY])
+    else:
+        judged = _run_hfpatch(job, result, old_text, new_text)
+    result.verdict = judged.verdict.value
+    result.reasons = list(judged.reasons)
+    result.wrong = list(judged.wrong)
+    result.remaining = [f"{unit.kind} {unit.name or unit.text.splitlines()[0][:80]}" for unit in judged.remaining]
+    result.seconds = round(time.perf_counter() - start, 1)
+    return result
+
+
+def _targets(job: Job, module: str, old_text: str, new_text: str) -> list[str]:
+    if job.mode == "module":
+        return [f"{job.pair.distribution}:{module}"]
+    return [f"{job.pair.distribution}:{module}:{name}" for name in targets_for(old_text, new_text)]
+
+
+def _imports_before(job: Job, module: str) -> tuple[bool, str]:
+    """The pristine venv's answer, kept beside it: the release's own files import the same way every run."""
+    known = job.venv.root / ".coverage-imports.json"
+    answers: dict[str, list[Any]] = json.loads(known.read_text()) if known.is_file() else {}
+    if module not in answers:
+        answers[module] = list(imports(job.venv, module, job.directory))
+        known.write_text(json.dumps(answers, indent=1, sort_keys=True) + "\n")
+    importable, error = answers[module]
+    return bool(importable), str(error)
+
+
+def _run_hfpatch(job: Job, result: FileResult, old_text: str, new_text: str) -> Judged:
+    catalog, installed = job.directory / "catalog", job.venv.site_packages / job.path
+    selected = ["--python", str(job.venv.python), "--catalog", str(catalog), "--patch", job.patch_id]
+    chosen = [f"--target={target}" for target in result.targets]
+    releases = ["--fixed-in", job.pair.new, "--since", job.pair.old, "--find-links", str(job.find_links)]
+    new = hfpatch("new", job.patch_id, *chosen, *releases, "--catalog", str(catalog), cwd=job.directory)
+    created = _logged(job, "new", new, result)
+    if created.exit_code != 0:
+        result.message = last_line(created.stderr)
+        names = [target.rsplit(":", 1)[-1] for target in result.targets]
+        reasons = refusal_reasons(created.stdout, created.stderr, names, _context(job, old_text, new_text))
+        return judge(Observed(created.exit_code), new_text, reasons)
+    entry = json.loads((catalog / job.patch_id / "patch.json").read_text())
+    result.claimed = [target["name"] for target in entry["targets"]]
+    applied = _logged(job, "apply", hfpatch("apply", *selected, cwd=job.directory), result)
+    patched = installed.read_bytes()
+    result.byte_identical = patched == job.new
+    checked = _logged(job, "check", hfpatch("check", "--json", *selected, cwd=job.directory), result)
+    result.check_after_apply = _condition(checked, job.patch_id)
+    if applied.exit_code != 0:
+        result.message = last_line(applied.stderr) or last_line(applied.stdout)
+    if patched != job.old:
+        result.imports_after, result.import_error_after = imports(job.venv, result.module, job.directory)
+    else:
+        result.imports_after = result.imports_before
+    _logged(job, "revert", hfpatch("revert", *selected, cwd=job.directory), result)
+    result.restored = sha256(installed.read_bytes()) == sha256(job.old)
+    checked = _logged(job, "check-after-revert", hfpatch("check", "--json", *selected, cwd=job.directory), result)
+    result.check_after_revert = _condition(checked, job.patch_id)
+    observed = Observed(
+        new_exit=0,
+        claimed=tuple(result.claimed),
+        apply_exit=applied.exit_code,
+        patched=patched.decode("utf-8") if applied.exit_code == 0 else None,
+        imports_before=result.imports_before,
+        imports_after=result.imports_after,
+        restored=result.restored,
+        check_after_revert=result.check_after_revert,
+    )
+    judged = judge(observed, new_text)
+    result.units_remaining = len(judged.remaining) if applied.exit_code == 0 else None
+    return judged
+
+
+def _logged(job: Job, step: str, ran: Ran, result: FileResult) -> Ran:
+    """Keep the command and its output beside the catalog: a surprising result can be read and run again."""
+    result.exits[step] = ran.exit_code
+    log = {"command": list(ran.command), "exit_code": ran.exit_code, "seconds": round(ran.seconds, 2)}
+    (job.directory / f"{step}.json").write_text(json.dumps({**log, "stdout": ran.stdout, "stderr": ran.stderr}))
+    return ran
+
+
+def _condition(checked: Ran, patch_id: str) -> str | None:
+    try:
+        document = json.loads(checked.stdout)
+    except json.JSONDecodeError:
+        return None
+    for environment in document.get("environments", []):
+        for outcome in environment.get("patches", []):
+            if outcome.get("id") == patch_id:
+                return str(outcome.get("condition"))
+    return None
+
+
+def _context(job: Job, old_text: str, new_text: str) -> Context:
+    module = module_of(job.path)
+    old_classes = frozenset(unit.name for unit in statement_units(old_text) if unit.kind == "class-header")
+    imported = imported_names(new_text, module, job.path.endswith("/__init__.py"))
+    return Context(job.pair.old, old_classes, imported, job.pair_modules - {module})
+
+
+# ----------------------------------------------------------------------------------------------- one pair
+
+
+@dataclass
+class PairResult:
+    pair: str
+    distribution: str
+    old: str
+    new: str
+    split: str
+    files_changed: int = 0  # every .py the two wheels do not share
+    excluded: dict[str, int] = field(default_factory=dict)
+    skipped_by_limit: int = 0
+    files: list[FileResult] = field(default_factory=list)
+    venv_seconds: float = 0.0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    cache: Path
+    work: Path
+    torch: Path | None
+    mode: str
+    limit_files: int | None
+
+
+def run_pair(pair: Pair, settings: Settings, progress: Any) -> PairResult:
+    start = time.perf_counter()
+    wheels = [fetch_wheel(settings.cache, pair.distribution, version) for version in (pair.old, pair.new)]
+    old, new = python_members(wheels[0]), python_members(wheels[1])
+    kinds = classify_files(old, new)
+    result = PairResult(pair.name, pair.distribution, pair.old, pair.new, pair.split.value, len(kinds))
+    result.excluded = {kind.value: sum(1 for each in kinds.values() if each is kind) for kind in EXCLUDED_KINDS}
+    changed = [path for path, kind in kinds.items() if kind is FileKind.CHANGED]
+    chosen = changed if settings.limit_files is None else changed[: settings.limit_files]
+    result.skipped_by_limit = len(changed) - len(chosen)
+    runs = settings.work / "runs" / pair.slug
+    find_links = find_links_of(pair, wheels, runs / "wheels")
+    venv_start = time.perf_counter()
+    venv = ensure_venv(pair, wheels[0], settings.work, settings.torch)
+    if not is_pristine(venv, old, chosen):  # a run was killed midway: start from the release's own files
+        (venv.root / ".coverage-ready").unlink()
+        venv = ensure_venv(pair, wheels[0], settings.work, settings.torch)
+    result.venv_seconds = round(time.perf_counter() - venv_start, 1)
+    pair_modules = frozenset(module_of(path) for path, kind in kinds.items() if kind is not FileKind.DELETED)
+    for index, path in enumerate(chosen):
+        patch_id = f"cov-{index:03d}"
+        job = Job(
+            pair, path, old[path], new[path], venv, find_links, runs / patch_id, patch_id, settings.mode, pair_modules
+        )
+        outcome = run_file(job)
+        result.files.append(outcome)
+        print(_progress_line(pair, index, len(chosen), outcome), file=progress, flush=True)
+        if outcome.restored is False:  # the venv is no longer the release's: rebuild it for the next file
+            (venv.root / ".coverage-ready").unlink(missing_ok=True)
+            venv = ensure_venv(pair, wheels[0], settings.work, settings.torch)
+    result.seconds = round(time.perf_counter() - start, 1)
+    return result
+
+
+def _progress_line(pair: Pair, index: int, total: int, outcome: FileResult) -> str:
+    why = "; ".join(outcome.wrong or outcome.reasons)
+    return f"[{pair.name} {index + 1}/{total}] {outcome.verdict} {outcome.path} ({outcome.seconds}s) {why}".rstrip()
+
+
+# ---------------------------------------------------------------------------------------------- the report
+
+_SHORT = {kind.value: kind.value.split("-")[0] for kind in EXCLUDED_KINDS} | {"added-model": "model"}
+
+
+def render_table(results: Sequence[PairResult]) -> str:
+    header = ("pair", "set", "changed", "excluded", "targeted", "full", "partial", "refused", "wrong")
+    rows = [header, *(_row(result.pair, result.split, [result]) for result in results)]
+    for split in Split:
+        subset = [result for result in results if result.split == split.value]
+        if subset:
+            rows.append(_row(f"total {split.value}", "", subset))
+    rows.append(_row("total", "", results))
+    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def _row(label: str, split: str, results: Sequence[PairResult]) -> tuple[str, ...]:
+    files = [file for result in results for file in result.files]
+    verdicts = Counter(file.verdict for file in files)
+    excluded: Counter[str] = Counter()
+    for result in results:
+        excluded.update(result.excluded)
+    excluded_text = " ".join(f"{_SHORT[kind]}:{count}" for kind, count in excluded.items() if count) or "0"
+    skipped = sum(result.skipped_by_limit for result in results)
+    targeted = f"{len(files)}" + (f" (+{skipped} by limit)" if skipped else "")
+    return (
+        label,
+        split,
+        str(sum(result.files_changed for result in results)),
+        excluded_text,
+        targeted,
+        str(verdicts[Verdict.FULL.value]),
+        str(verdicts[Verdict.PARTIAL.value]),
+        str(verdicts[Verdict.REFUSED.value]),
+        str(verdicts[Verdict.WRONG.value]),
+    )
+
+
+def render_reasons(results: Sequence[PairResult]) -> str:
+    counts = Counter(file.reasons[0] for result in results for file in result.files if file.verdict == "refused")
+    partial = Counter(
+        reason for result in results for file in result.files if file.verdict == "partial" for reason in file.reasons
+    )
+    lines = ["refused, by reason:", *(f"  {count:4d}  {reason}" for reason, count in counts.most_common())]
+    lines += ["partial, what is not carried:", *(f"  {count:4d}  {reason}" for reason, count in partial.most_common())]
+    return "\n".join(lines)
+
+
+def render_wrong(results: Sequence[PairResult]) -> str:
+    lines = []
+    for result in results:
+        for file in result.files:
+            if file.verdict == Verdict.WRONG.value:
+                lines.append(f"WRONG: {result.pair} {file.path}: {'; '.join(file.wrong)}")
+    return "\n".join(lines)
+
+
+def document(results: Sequence[PairResult], settings: Settings, seconds: float) -> dict[str, Any]:
+    import hfpatch  # the hfpatch the runs used: this interpreter's
+
+    return {
+        "schema": SCHEMA,
+        "hfpatch_version": hfpatch.__version__,
+        "hfpatch_location": str(Path(hfpatch.__file__).parent),
+        "mode": settings.mode,
+        "limit_files": settings.limit_files,
+        "python": sys.version.split()[0],
+        "seconds": round(seconds, 1),
+        "pairs": [asdict(result) for result in results],
+    }
+
+
+# ------------------------------------------------------------------------------------------------- the command
+
+
+def default_cache_root() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hfpatch-coverage"
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    root = default_cache_root()
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--cache", type=Path, default=root / "wheels", help="the wheel cache (pip downloads into it)")
+    parser.add_argument("--work", type=Path, default=root / "work", help="venvs (kept, reused) and per-file logs")
+    parser.add_argument(
+        "--torch-dir",
+        type=Path,
+        default=root / f"torch-{TORCH_VERSION}",
+        help=f"a `pip install --target` of torch {TORCH_VERSION}, made there if absent",
+    )
+    parser.add_argument("--no-torch", action="store_true", help="give the venvs no torch (modules needing it fail)")
+    parser.add_argument(
+        "--mode",
+        choices=["definitions", "module"],
+        default="definitions",
+        help="definitions: the changed functions and methods; module: the whole module",
+    )
+    parser.add_argument("--set", dest="split", choices=[split.value for split in Split], help="only these pairs")
+    parser.add_argument("--pair", action="append", default=[], metavar="DIST==OLD", help="only this pair (repeatable)")
+    parser.add_argument("--limit-files", type=int, help="at most N changed files of each pair (in path order)")
+    parser.add_argument("--out", type=Path, help="the JSON results (default: WORK/results-MODE.json)")
+    parser.add_argument("--list", action="store_true", help="print the pairs and their set, run nothing")
+    return parser.parse_args(argv)
+
+
+def select_pairs(split: str | None, named: Sequence[str]) -> list[Pair]:
+    chosen = [pair for pair in PAIRS if split is None or pair.split.value == split]
+    if named:
+        wanted = {(canonicalize_name(item.partition("==")[0]), item.partition("==")[2]) for item in named}
+        chosen = [pair for pair in chosen if (canonicalize_name(pair.distribution), pair.old) in wanted]
+        if len(chosen) != len(wanted):
+            raise SystemExit(f"--pair {', '.join(named)}: not every one is a pair of the list (see --list)")
+    return chosen
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse(argv)
+    assert split_follows_the_rule(PAIRS), "the held-out set is every third pair in order; the list breaks it"
+    pairs = select_pairs(args.split, args.pair)
+    if args.list:
+        print("\n".join(f"{pair.split.value:8s}  {pair.name}" for pair in pairs))
+        return 0
+    torch = None if args.no_torch else ensure_torch(args.torch_dir.absolute())
+    settings = Settings(args.cache.absolute(), args.work.absolute(), torch, args.mode, args.limit_files)
+    out = args.out or settings.work / f"results-{settings.mode}.json"
+    start, results = time.perf_counter(), []
+    for pair in pairs:
+        results.append(run_pair(pair, settings, sys.stderr))
+        _write(out, document(results, settings, time.perf_counter() - start))  # a partial run keeps what it has
+    print(render_table(results))
+    print(render_reasons(results))
+    wrong = render_wrong(results)
+    print(f"{time.perf_counter() - start:.0f} s; results in {out}")
+    if wrong:
+        print(f"\n{'!' * 72}\n{wrong}\n{'!' * 72}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _write(path: Path, data: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(f".{path.name}.tmp")
+    scratch.write_text(json.dumps(data, indent=1) + "\n")
+    scratch.replace(path)
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(BrokenPipeError):
+        sys.exit(main())
