@@ -4,7 +4,8 @@
 transformers tests on the newest affected release of each patch and on the newest release (installed by uv, and once
 by pip), and hfpatch as a pipx/uvx tool. `nox -t matrix` runs the fast suite on the other Pythons, the README's
 snippets, and the per-release proof on every release the catalog lists. `.ci/run` runs both. `nox -s mutants`
-measures the fast suite against hand-written defects; `nox -s bench` prints what check and apply cost.
+measures the fast suite against hand-written defects; `nox -s bench` prints what check and apply cost; `nox -s coverage`
+measures how much of real upstream fixes (patch releases) `hfpatch new` carries.
 """
 
 from __future__ import annotations
@@ -153,3 +154,14 @@ def bench(session: nox.Session) -> None:
     session.install("pip")
     session.run("python", "-m", "pip", "install", "-q", ".", f"transformers=={NEWEST_AFFECTED['transformers-46618']}")
     session.run("python", "benchmarks/bench.py", *session.posargs)
+
+
+@nox.session(python=MAIN_PYTHON, default=False)
+def coverage(session: nox.Session) -> None:
+    """How much of real upstream fixes `hfpatch new` carries, file by file over patch releases (prints a table).
+
+    Wheels, venvs and torch are kept in the user's cache directory (~/.cache/hfpatch-coverage) for the next run;
+    arguments after `--` go to benchmarks/coverage.py (`-- --set tuning`, `-- --pair transformers==4.53.1`).
+    """
+    session.install(".", "pip>=25.1", "uv")  # the script downloads wheels with pip and builds venvs with uv
+    session.run("python", "benchmarks/coverage.py", *session.posargs)

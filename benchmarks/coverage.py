@@ -270,6 +270,10 @@ def definition_texts(source: str) -> dict[str, str]:
     return {name: _text(node, lines) for name, node in sorted(bound, key=lambda item: item[1].lineno)}
 
 
+def class_names(source: str) -> frozenset[str]:
+    return frozenset(unit.name for unit in statement_units(source) if unit.kind == "class-header")
+
+
 def targets_for(old_text: str, new_text: str) -> list[str]:
     """The one place that chooses what `hfpatch new` is asked to carry (mode `definitions`): every module-level
     function and method whose text differs in the newer release, or that the newer release adds, in its order."""
@@ -368,6 +372,21 @@ def _not_applicable_reason(row: str) -> Reason:
     return Reason.OTHER
 
 
+def statement_reasons(changes: Iterable[Unit], old_classes: frozenset[str]) -> list[Reason]:
+    """What a fix made of statements alone needs, by the kinds of statement it changes (no definition to target)."""
+    reasons = []
+    for unit in changes:
+        if unit.kind == "class-header":
+            reasons.append(Reason.OTHER if unit.name in old_classes else Reason.NEW_CLASS)
+        elif unit.scope:
+            reasons.append(Reason.CLASS_ATTRIBUTE)
+        elif unit.text.startswith(("import ", "from ")):
+            reasons.append(Reason.NEEDS_IMPORT)
+        elif unit.kind == "statement":
+            reasons.append(Reason.NEEDS_STATEMENT)
+    return [Reason.STATEMENTS_ONLY, *dict.fromkeys(reasons)]
+
+
 def imported_names(source: str, module: str, is_package: bool) -> dict[str, str]:
     """The names a module imports anywhere at its top (if/try blocks too) -> the absolute module each comes from."""
     package = module if is_package else module.rpartition(".")[0]
@@ -419,7 +438,8 @@ class Observed:
     imports_before: bool = False
     imports_after: bool | None = None
     restored: bool | None = None  # the original bytes back after revert
-    check_after_revert: str | None = None  # the patch's condition
+    check_after_apply: str | None = None  # the patch's condition
+    check_after_revert: str | None = None
 
 
 @dataclass(frozen=True)
@@ -440,10 +460,12 @@ def judge(observed: Observed, new_text: str, refusal: Sequence[Reason] = ()) -> 
     remaining = tuple(units_differing(statement_units(observed.patched), statement_units(new_text)))
     if wrong:
         return Judged(Verdict.WRONG, (), tuple(wrong), remaining)
-    if remaining or observed.check_after_revert != "needs-patch":
-        reasons = list(dict.fromkeys(f"{unit.kind} not carried" for unit in remaining))
-        if observed.check_after_revert != "needs-patch":
-            reasons.append(f"check after revert: {observed.check_after_revert}")
+    reasons = list(dict.fromkeys(f"{unit.kind} not carried" for unit in remaining))
+    if observed.check_after_apply != "applied":
+        reasons.append(f"check after apply: {observed.check_after_apply}")
+    if observed.check_after_revert != "needs-patch":
+        reasons.append(f"check after revert: {observed.check_after_revert}")
+    if reasons:
         return Judged(Verdict.PARTIAL, tuple(reasons), (), remaining)
     return Judged(Verdict.FULL)
 
@@ -653,6 +675,8 @@ class FileResult:
     reasons: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
     message: str = ""  # new's (or apply's) raw refusal
+    table_row: str = ""  # where new found no release needing the patch: the older release's row of its table
+    changes: list[str] = field(default_factory=list)  # the statements that differ between the two releases
     claimed: list[str] = field(default_factory=list)
     units_changed: int = 0  # statements that differ between the two releases
     units_remaining: int | None = None  # ... between the patched file and the newer release's
@@ -666,6 +690,7 @@ class FileResult:
     check_after_apply: str | None = None
     check_after_revert: str | None = None
     exits: dict[str, int] = field(default_factory=dict)
+    step_seconds: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
 
 
@@ -691,20 +716,26 @@ def run_file(job: Job) -> FileResult:
     old_text, new_text = job.old.decode("utf-8"), job.new.decode("utf-8")
     targets = _targets(job, module, old_text, new_text)
     result = FileResult(job.path, module, targets)
-    result.units_changed = len(units_differing(statement_units(old_text), statement_units(new_text)))
+    changes = units_differing(statement_units(old_text), statement_units(new_text))
+    result.units_changed, result.changes = len(changes), [_describe(unit) for unit in changes]
     shutil.rmtree(job.directory, ignore_errors=True)
     job.directory.mkdir(parents=True)
     result.imports_before, result.import_error = _imports_before(job, module)
     if not targets:
-        judged = judge(Observed(None), new_text, [Reason.STATEMENTS_ONLY])
+        judged = judge(Observed(None), new_text, statement_reasons(changes, class_names(old_text)))
     else:
         judged = _run_hfpatch(job, result, old_text, new_text)
     result.verdict = judged.verdict.value
     result.reasons = list(judged.reasons)
     result.wrong = list(judged.wrong)
-    result.remaining = [f"{unit.kind} {unit.name or unit.text.splitlines()[0][:80]}" for unit in judged.remaining]
+    result.remaining = [_describe(unit) for unit in judged.remaining]
     result.seconds = round(time.perf_counter() - start, 1)
     return result
+
+
+def _describe(unit: Unit) -> str:
+    where = f"{unit.scope}: " if unit.scope and unit.kind == "statement" else ""
+    return f"{unit.kind} {where}{unit.name or unit.text.splitlines()[0][:80]}"
 
 
 def _targets(job: Job, module: str, old_text: str, new_text: str) -> list[str]:
@@ -733,6 +764,7 @@ def _run_hfpatch(job: Job, result: FileResult, old_text: str, new_text: str) -> 
     created = _logged(job, "new", new, result)
     if created.exit_code != 0:
         result.message = last_line(created.stderr)
+        result.table_row = _table_reason(created.stdout, job.pair.old)
         names = [target.rsplit(":", 1)[-1] for target in result.targets]
         reasons = refusal_reasons(created.stdout, created.stderr, names, _context(job, old_text, new_text))
         return judge(Observed(created.exit_code), new_text, reasons)
@@ -761,6 +793,7 @@ def _run_hfpatch(job: Job, result: FileResult, old_text: str, new_text: str) -> 
         imports_before=result.imports_before,
         imports_after=result.imports_after,
         restored=result.restored,
+        check_after_apply=result.check_after_apply,
         check_after_revert=result.check_after_revert,
     )
     judged = judge(observed, new_text)
@@ -771,6 +804,7 @@ def _run_hfpatch(job: Job, result: FileResult, old_text: str, new_text: str) -> 
 def _logged(job: Job, step: str, ran: Ran, result: FileResult) -> Ran:
     """Keep the command and its output beside the catalog: a surprising result can be read and run again."""
     result.exits[step] = ran.exit_code
+    result.step_seconds[step] = round(ran.seconds, 2)
     log = {"command": list(ran.command), "exit_code": ran.exit_code, "seconds": round(ran.seconds, 2)}
     (job.directory / f"{step}.json").write_text(json.dumps({**log, "stdout": ran.stdout, "stderr": ran.stderr}))
     return ran
@@ -790,7 +824,7 @@ def _condition(checked: Ran, patch_id: str) -> str | None:
 
 def _context(job: Job, old_text: str, new_text: str) -> Context:
     module = module_of(job.path)
-    old_classes = frozenset(unit.name for unit in statement_units(old_text) if unit.kind == "class-header")
+    old_classes = class_names(old_text)
     imported = imported_names(new_text, module, job.path.endswith("/__init__.py"))
     return Context(job.pair.old, old_classes, imported, job.pair_modules - {module})
 
@@ -903,13 +937,21 @@ def _row(label: str, split: str, results: Sequence[PairResult]) -> tuple[str, ..
 
 
 def render_reasons(results: Sequence[PairResult]) -> str:
-    counts = Counter(file.reasons[0] for result in results for file in result.files if file.verdict == "refused")
+    refused = [file for result in results for file in result.files if file.verdict == Verdict.REFUSED.value]
+    counts = Counter(_primary(file.reasons) for file in refused)
     partial = Counter(
         reason for result in results for file in result.files if file.verdict == "partial" for reason in file.reasons
     )
     lines = ["refused, by reason:", *(f"  {count:4d}  {reason}" for reason, count in counts.most_common())]
     lines += ["partial, what is not carried:", *(f"  {count:4d}  {reason}" for reason, count in partial.most_common())]
     return "\n".join(lines)
+
+
+def _primary(reasons: Sequence[str]) -> str:
+    """The reason a refusal is counted under; where no target was asked for, with what the statements need."""
+    if reasons and reasons[0] == Reason.STATEMENTS_ONLY.value:
+        return f"{reasons[0]}: {', '.join(reasons[1:]) or 'nothing'}"
+    return reasons[0] if reasons else Reason.OTHER.value
 
 
 def render_wrong(results: Sequence[PairResult]) -> str:
@@ -966,6 +1008,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit-files", type=int, help="at most N changed files of each pair (in path order)")
     parser.add_argument("--out", type=Path, help="the JSON results (default: WORK/results-MODE.json)")
     parser.add_argument("--list", action="store_true", help="print the pairs and their set, run nothing")
+    parser.add_argument("--report", type=Path, metavar="JSON", help="print the tables of an earlier run's --out")
     return parser.parse_args(argv)
 
 
@@ -986,6 +1029,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         print("\n".join(f"{pair.split.value:8s}  {pair.name}" for pair in pairs))
         return 0
+    if args.report:
+        return report(load_results(args.report))
     torch = None if args.no_torch else ensure_torch(args.torch_dir.absolute())
     settings = Settings(args.cache.absolute(), args.work.absolute(), torch, args.mode, args.limit_files)
     out = args.out or settings.work / f"results-{settings.mode}.json"
@@ -993,14 +1038,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     for pair in pairs:
         results.append(run_pair(pair, settings, sys.stderr))
         _write(out, document(results, settings, time.perf_counter() - start))  # a partial run keeps what it has
+    print(f"{time.perf_counter() - start:.0f} s; results in {out}", file=sys.stderr)
+    return report(results)
+
+
+def report(results: Sequence[PairResult]) -> int:
+    """Print the tables; exit 1 where any result is WRONG (a bug in hfpatch), after saying so loudly."""
     print(render_table(results))
     print(render_reasons(results))
     wrong = render_wrong(results)
-    print(f"{time.perf_counter() - start:.0f} s; results in {out}")
     if wrong:
         print(f"\n{'!' * 72}\n{wrong}\n{'!' * 72}", file=sys.stderr)
         return 1
     return 0
+
+
+def load_results(path: Path) -> list[PairResult]:
+    pairs = json.loads(path.read_text())["pairs"]
+    return [PairResult(**{**pair, "files": [FileResult(**file) for file in pair["files"]]}) for pair in pairs]
 
 
 def _write(path: Path, data: Mapping[str, Any]) -> None:
