@@ -349,9 +349,7 @@ def refusal_reasons(stdout: str, stderr: str, targets: Sequence[str], context: C
 
 
 def _missing_reason(match: re.Match[str], context: Context) -> Reason:
-    name = match["name"]
-    source = context.imported_from.get(name)
-    if source is not None and (source in context.pair_modules or f"{source}.{name}" in context.pair_modules):
+    if _comes_from_the_pair(match["name"], context):
         return Reason.MULTI_FILE  # the helper arrives through another file the same fix changes
     if match["unbound"]:
         return Reason.NAME_MISSING
@@ -372,19 +370,32 @@ def _not_applicable_reason(row: str) -> Reason:
     return Reason.OTHER
 
 
-def statement_reasons(changes: Iterable[Unit], old_classes: frozenset[str]) -> list[Reason]:
+def statement_reasons(changes: Iterable[Unit], context: Context) -> list[Reason]:
     """What a fix made of statements alone needs, by the kinds of statement it changes (no definition to target)."""
     reasons = []
     for unit in changes:
         if unit.kind == "class-header":
-            reasons.append(Reason.OTHER if unit.name in old_classes else Reason.NEW_CLASS)
+            reasons.append(Reason.OTHER if unit.name in context.old_classes else Reason.NEW_CLASS)
         elif unit.scope:
             reasons.append(Reason.CLASS_ATTRIBUTE)
         elif unit.text.startswith(("import ", "from ")):
-            reasons.append(Reason.NEEDS_IMPORT)
+            reasons.append(Reason.MULTI_FILE if _imports_from_the_pair(unit, context) else Reason.NEEDS_IMPORT)
         elif unit.kind == "statement":
             reasons.append(Reason.NEEDS_STATEMENT)
     return [Reason.STATEMENTS_ONLY, *dict.fromkeys(reasons)]
+
+
+def _imports_from_the_pair(unit: Unit, context: Context) -> bool:
+    """An import of a module that the same fix changes or adds: the fix spans files."""
+    node = ast.parse(unit.text).body[0]
+    assert isinstance(node, (ast.Import, ast.ImportFrom))
+    return any(_comes_from_the_pair(alias.asname or alias.name.split(".")[0], context) for alias in node.names)
+
+
+def _comes_from_the_pair(name: str, context: Context) -> bool:
+    """Whether the newer file imports `name` from a module (or as a submodule) that the same pair changes or adds."""
+    source = context.imported_from.get(name)
+    return source is not None and (source in context.pair_modules or f"{source}.{name}" in context.pair_modules)
 
 
 def imported_names(source: str, module: str, is_package: bool) -> dict[str, str]:
@@ -722,7 +733,7 @@ def run_file(job: Job) -> FileResult:
     job.directory.mkdir(parents=True)
     result.imports_before, result.import_error = _imports_before(job, module)
     if not targets:
-        judged = judge(Observed(None), new_text, statement_reasons(changes, class_names(old_text)))
+        judged = judge(Observed(None), new_text, statement_reasons(changes, _context(job, old_text, new_text)))
     else:
         judged = _run_hfpatch(job, result, old_text, new_text)
     result.verdict = judged.verdict.value

@@ -1,0 +1,203 @@
+"""The pure core of benchmarks/coverage.py: what it counts as changed, what it asks `hfpatch new` for, its verdicts.
+
+The benchmark itself runs hfpatch on real releases (`nox -s coverage`); these cases pin the judgements it makes, so
+that a figure it prints means what its docstring says.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+
+def _load() -> ModuleType:
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "coverage.py"
+    spec = importlib.util.spec_from_file_location("coverage_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+cov = _load()
+
+OLD = """import os
+
+LIMIT = 3
+
+
+def total(values):
+    return sum(values)
+
+
+class Basket:
+    size = 1
+
+    def add(self, item):
+        self.items.append(item)
+
+    @property
+    def count(self):
+        return len(self.items)
+
+    @count.setter
+    def count(self, value):
+        pass
+"""
+
+
+def test_the_split_is_every_third_pair_in_order() -> None:
+    assert cov.split_follows_the_rule(cov.PAIRS)
+    held_out = [pair for pair in cov.PAIRS if pair.split is cov.Split.HELD_OUT]
+    assert len(held_out) == len(cov.PAIRS) // 3
+
+
+@pytest.mark.parametrize(
+    ("new", "targets"),
+    [
+        pytest.param(OLD, [], id="unchanged"),
+        pytest.param(OLD.replace("sum(values)", "sum(values, 0)"), ["total"], id="function-body"),
+        pytest.param(OLD.replace("append(item)", "append(item)  # why"), ["Basket.add"], id="method-comment"),
+        pytest.param(OLD + "\n\ndef helper():\n    pass\n", ["helper"], id="added-function"),
+        pytest.param(OLD.replace("LIMIT = 3", "LIMIT = 4"), [], id="constant-only"),
+        # Python binds the setter to the name: that is the definition a target can name.
+        pytest.param(OLD.replace("        pass", "        self.n = value"), ["Basket.count"], id="setter"),
+        pytest.param(OLD.replace("len(self.items)", "len(self.items) + 0"), [], id="getter-shadowed"),
+    ],
+)
+def test_targets_for(new: str, targets: list[str]) -> None:
+    assert cov.targets_for(OLD, new) == targets
+
+
+def test_statement_units_split_a_class_into_header_and_body() -> None:
+    kinds = [(unit.scope, unit.kind, unit.name) for unit in cov.statement_units(OLD)]
+    assert kinds == [
+        ("", "statement", ""),
+        ("", "statement", ""),
+        ("", "definition", "total"),
+        ("", "class-header", "Basket"),
+        ("Basket", "statement", ""),
+        ("Basket", "definition", "Basket.add"),
+        ("Basket", "definition", "Basket.count"),
+        ("Basket", "definition", "Basket.count"),
+    ]
+
+
+def test_units_differing_counts_a_changed_statement_once() -> None:
+    old = cov.statement_units(OLD)
+    new = cov.statement_units(OLD.replace("LIMIT = 3", "LIMIT = 4").replace("size = 1", "size = 2"))
+    assert [unit.text for unit in cov.units_differing(old, new)] == ["LIMIT = 4", "size = 2"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "bump"),
+    [
+        pytest.param(b'__version__ = "4.53.1"\n', b'__version__ = "4.53.2"\n', True, id="version"),
+        pytest.param(b'V = "1.0"\nX = 1\n', b'V = "1.1"\nX = 2\n', False, id="and-code"),
+        pytest.param(b'X = "a"\n', b'X = "b"\n', False, id="other-string"),
+        pytest.param(b'V = "1.0"\n', b'V = "1.0"  # note\n', False, id="comment"),
+    ],
+)
+def test_is_version_bump(old: bytes, new: bytes, bump: bool) -> None:
+    assert cov.is_version_bump(old, new) is bump
+
+
+def test_classify_files() -> None:
+    old = {"pkg/models/a/m.py": b"x = 1\n", "pkg/gone.py": b"", "pkg/v.py": b'V = "1.0"\n', "pkg/same.py": b""}
+    new = {
+        "pkg/models/a/m.py": b"x = 2\n",
+        "pkg/models/a/extra.py": b"",
+        "pkg/models/b/m.py": b"",
+        "pkg/v.py": b'V = "1.1"\n',
+        "pkg/same.py": b"",
+    }
+    assert cov.classify_files(old, new) == {
+        "pkg/gone.py": cov.FileKind.DELETED,
+        "pkg/models/a/extra.py": cov.FileKind.ADDED,
+        "pkg/models/a/m.py": cov.FileKind.CHANGED,
+        "pkg/models/b/m.py": cov.FileKind.ADDED_MODEL,
+        "pkg/v.py": cov.FileKind.VERSION_BUMP,
+    }
+
+
+FIXED = OLD.replace("sum(values)", "sum(values, 0)").replace("LIMIT = 3", "LIMIT = 4")
+PATCHED = OLD.replace("sum(values)", "sum(values, 0)")
+
+
+@pytest.mark.parametrize(
+    ("observed", "verdict"),
+    [
+        pytest.param(dict(new_exit=2), "refused", id="new-refused"),
+        pytest.param(dict(apply_exit=2), "refused", id="apply-refused"),
+        pytest.param(dict(patched=FIXED), "fully-backported", id="full"),
+        pytest.param(dict(), "partial", id="constant-not-carried"),
+        pytest.param(dict(imports_after=False), "WRONG", id="import-broken"),
+        pytest.param(dict(imports_before=False, imports_after=False), "partial", id="never-imported"),
+        pytest.param(dict(patched=OLD), "WRONG", id="claimed-not-carried"),
+        pytest.param(dict(patched=FIXED, restored=False), "WRONG", id="revert-lost-bytes"),
+        pytest.param(dict(patched=FIXED, check_after_revert="incomplete"), "partial", id="check-unclean"),
+    ],
+)
+def test_judge(observed: dict[str, object], verdict: str) -> None:
+    base: dict[str, object] = dict(
+        new_exit=0,
+        claimed=("total",),
+        apply_exit=0,
+        patched=PATCHED,
+        imports_before=True,
+        imports_after=True,
+        restored=True,
+        check_after_apply="applied",
+        check_after_revert="needs-patch",
+    )
+    judged = cov.judge(cov.Observed(**{**base, **observed}), FIXED, [cov.Reason.NEEDS_IMPORT])
+    assert judged.verdict.value == verdict
+
+
+CONTEXT = dict(old="1.0", old_classes=frozenset({"Basket"}), imported_from={"helper": "pkg.util"})
+
+
+@pytest.mark.parametrize(
+    ("stderr", "pair_modules", "reasons"),
+    [
+        pytest.param(
+            "uses helper, which 1.0 lacks; it is an import in 1.1, which hfpatch new cannot insert",
+            frozenset(),
+            ["needs an import"],
+            id="import",
+        ),
+        pytest.param(
+            "uses helper, which 1.0 lacks; it is an import in 1.1, which hfpatch new cannot insert",
+            frozenset({"pkg.util"}),
+            ["multi-file"],
+            id="import-from-a-changed-file",
+        ),
+        pytest.param(
+            "uses LIMIT, which 1.0 lacks; it is a variable in 1.1, which hfpatch new cannot insert",
+            frozenset(),
+            ["needs a constant/statement"],
+            id="variable",
+        ),
+        pytest.param(
+            "uses np, which 1.0 lacks; the 1.1 module does not bind it either (a builtin of a newer Python?)",
+            frozenset(),
+            ["name missing"],
+            id="unbound",
+        ),
+    ],
+)
+def test_refusal_reasons(stderr: str, pair_modules: frozenset[str], reasons: list[str]) -> None:
+    context = cov.Context(**CONTEXT, pair_modules=pair_modules)
+    assert [reason.value for reason in cov.refusal_reasons("", stderr, ["total"], context)] == reasons
+
+
+def test_a_refusal_for_a_signature_is_read_off_the_older_release_row() -> None:
+    stdout = "release  form  verdict  reason\n1.0  A  not-applicable  signature (a) where the fix has (a, b)\n"
+    context = cov.Context(**CONTEXT, pair_modules=frozenset())
+    stderr = "hfpatch: error: no release read needs the patch: each has the fix"
+    assert cov.refusal_reasons(stdout, stderr, ["total"], context) == [cov.Reason.SIGNATURE]
