@@ -305,6 +305,7 @@ class Reason(enum.Enum):
     NAME_MISSING = "name missing"
     MULTI_FILE = "multi-file"
     PLACEMENT = "new definition, no place"
+    ONLY_NEW = "only new definitions"
     STATEMENTS_ONLY = "statements only (no target)"
     APPLY_REFUSED = "apply refused the entry"
     MODULE_TARGET = "module target unsupported"
@@ -363,6 +364,8 @@ def _table_reason(stdout: str, release: str) -> str:
 
 
 def _not_applicable_reason(row: str) -> Reason:
+    if row.split()[2:3] == ["absent"]:
+        return Reason.ONLY_NEW  # every target is new: the release the patch is for has none of them
     if "signature" in row:
         return Reason.SIGNATURE
     if "never defines" in row:
@@ -1042,7 +1045,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.report:
         return report(load_results(args.report))
-    torch = None if args.no_torch else ensure_torch(args.torch_dir.absolute())
+    needs_torch = not args.no_torch and any(pair.distribution in USES_TORCH for pair in pairs)
+    torch = ensure_torch(args.torch_dir.absolute()) if needs_torch else None
     settings = Settings(args.cache.absolute(), args.work.absolute(), torch, args.mode, args.limit_files)
     out = args.out or settings.work / f"results-{settings.mode}.json"
     start, results = time.perf_counter(), []

@@ -201,3 +201,10 @@ def test_a_refusal_for_a_signature_is_read_off_the_older_release_row() -> None:
     context = cov.Context(**CONTEXT, pair_modules=frozenset())
     stderr = "hfpatch: error: no release read needs the patch: each has the fix"
     assert cov.refusal_reasons(stdout, stderr, ["total"], context) == [cov.Reason.SIGNATURE]
+
+
+def test_a_refusal_where_every_target_is_new() -> None:
+    stdout = "release  form  verdict  reason\n1.0  -  absent  helper not defined\n1.1  fix  fixed  identical\n"
+    context = cov.Context(**CONTEXT, pair_modules=frozenset())
+    stderr = "hfpatch: error: no release read needs the patch: each has the fix"
+    assert cov.refusal_reasons(stdout, stderr, ["helper"], context) == [cov.Reason.ONLY_NEW]
