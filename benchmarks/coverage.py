@@ -43,7 +43,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
@@ -469,6 +469,8 @@ def judge(observed: Observed, new_text: str, refusal: Sequence[Reason] = ()) -> 
     if observed.new_exit != 0:
         return Judged(Verdict.REFUSED, tuple(reason.value for reason in refusal or [Reason.OTHER]))
     if observed.apply_exit != 0 or observed.patched is None:
+        if observed.restored is False:  # a failed apply must leave the file as it was
+            return Judged(Verdict.WRONG, (), ("apply failed, and the original bytes are not back after revert",))
         return Judged(Verdict.REFUSED, (Reason.APPLY_REFUSED.value,))
     wrong = _wrong(observed, new_text)
     remaining = tuple(units_differing(statement_units(observed.patched), statement_units(new_text)))
@@ -581,7 +583,7 @@ def built_on(wheel: Path) -> datetime.date | None:
     return datetime.date(*newest[:3]) if newest[0] >= 2000 else None
 
 
-def find_links_of(pair: Pair, wheels: Sequence[Path], directory: Path) -> Path:
+def find_links_of(wheels: Sequence[Path], directory: Path) -> Path:
     """A directory holding exactly the two wheels: what `new --find-links` reads."""
     directory.mkdir(parents=True, exist_ok=True)
     for stale in directory.iterdir():
@@ -634,8 +636,8 @@ def ensure_venv(pair: Pair, old_wheel: Path, work: Path, torch: Path | None) -> 
         _build_venv(pair, old_wheel, root, torch)
         ready.write_text(json.dumps({"distribution": pair.distribution, "version": pair.old}) + "\n")
     python = root / "bin" / "python"
-    site = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=root).stdout)
-    return Venv(root, python, Path(str(site).strip()))
+    purelib = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=root).stdout
+    return Venv(root, python, Path(purelib.strip()))
 
 
 def _build_venv(pair: Pair, old_wheel: Path, root: Path, torch: Path | None) -> None:
@@ -674,7 +676,16 @@ def imports(venv: Venv, module: str, scratch: Path) -> tuple[bool, str]:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env |= {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
     done = run([str(venv.python), "-c", f"import {module}"], cwd=scratch, env=env)
-    return done.exit_code == 0, "" if done.exit_code == 0 else last_line(done.stderr)
+    return done.exit_code == 0, "" if done.exit_code == 0 else error_line(done.stderr)
+
+
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b")
+
+
+def error_line(stderr: str) -> str:
+    """The exception a traceback ends with (libraries print warnings after it too), else the last line."""
+    lines = [line.strip() for line in stderr.splitlines()]
+    return next((line[:500] for line in reversed(lines) if _EXCEPTION_LINE.match(line)), last_line(stderr))
 
 
 # ---------------------------------------------------------------------------------------- one file, end to end
@@ -770,8 +781,8 @@ def _imports_before(job: Job, module: str) -> tuple[bool, str]:
 
 
 def _run_hfpatch(job: Job, result: FileResult, old_text: str, new_text: str) -> Judged:
-    catalog, installed = job.directory / "catalog", job.venv.site_packages / job.path
-    selected = ["--python", str(job.venv.python), "--catalog", str(catalog), "--patch", job.patch_id]
+    """`new`, then (where it wrote an entry) apply, check, import, revert and check, as a user runs them."""
+    catalog = job.directory / "catalog"
     chosen = [f"--target={target}" for target in result.targets]
     releases = ["--fixed-in", job.pair.new, "--since", job.pair.old, "--find-links", str(job.find_links)]
     new = hfpatch("new", job.patch_id, *chosen, *releases, "--catalog", str(catalog), cwd=job.directory)
@@ -784,6 +795,14 @@ def _run_hfpatch(job: Job, result: FileResult, old_text: str, new_text: str) -> 
         return judge(Observed(created.exit_code), new_text, reasons)
     entry = json.loads((catalog / job.patch_id / "patch.json").read_text())
     result.claimed = [target["name"] for target in entry["targets"]]
+    judged = judge(_apply_and_revert(job, result, catalog), new_text)
+    result.units_remaining = len(judged.remaining) if result.exits["apply"] == 0 else None
+    return judged
+
+
+def _apply_and_revert(job: Job, result: FileResult, catalog: Path) -> Observed:
+    installed = job.venv.site_packages / job.path
+    selected = ["--python", str(job.venv.python), "--catalog", str(catalog), "--patch", job.patch_id]
     applied = _logged(job, "apply", hfpatch("apply", *selected, cwd=job.directory), result)
     patched = installed.read_bytes()
     result.byte_identical = patched == job.new
@@ -799,7 +818,7 @@ def _run_hfpatch(job: Job, result: FileResult, old_text: str, new_text: str) -> 
     result.restored = sha256(installed.read_bytes()) == sha256(job.old)
     checked = _logged(job, "check-after-revert", hfpatch("check", "--json", *selected, cwd=job.directory), result)
     result.check_after_revert = _condition(checked, job.patch_id)
-    observed = Observed(
+    return Observed(
         new_exit=0,
         claimed=tuple(result.claimed),
         apply_exit=applied.exit_code,
@@ -810,9 +829,6 @@ def _run_hfpatch(job: Job, result: FileResult, old_text: str, new_text: str) -> 
         check_after_apply=result.check_after_apply,
         check_after_revert=result.check_after_revert,
     )
-    judged = judge(observed, new_text)
-    result.units_remaining = len(judged.remaining) if applied.exit_code == 0 else None
-    return judged
 
 
 def _logged(job: Job, step: str, ran: Ran, result: FileResult) -> Ran:
@@ -870,7 +886,7 @@ class Settings:
     limit_files: int | None
 
 
-def run_pair(pair: Pair, settings: Settings, progress: Any) -> PairResult:
+def run_pair(pair: Pair, settings: Settings, progress: TextIO) -> PairResult:
     start = time.perf_counter()
     wheels = [fetch_wheel(settings.cache, pair.distribution, version) for version in (pair.old, pair.new)]
     old, new = python_members(wheels[0]), python_members(wheels[1])
@@ -881,7 +897,7 @@ def run_pair(pair: Pair, settings: Settings, progress: Any) -> PairResult:
     chosen = changed if settings.limit_files is None else changed[: settings.limit_files]
     result.skipped_by_limit = len(changed) - len(chosen)
     runs = settings.work / "runs" / pair.slug
-    find_links = find_links_of(pair, wheels, runs / "wheels")
+    find_links = find_links_of(wheels, runs / "wheels")
     venv_start = time.perf_counter()
     venv = ensure_venv(pair, wheels[0], settings.work, settings.torch)
     if not is_pristine(venv, old, chosen):  # a run was killed midway: start from the release's own files

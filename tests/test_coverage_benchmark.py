@@ -134,6 +134,7 @@ PATCHED = OLD.replace("sum(values)", "sum(values, 0)")
     [
         pytest.param(dict(new_exit=2), "refused", id="new-refused"),
         pytest.param(dict(apply_exit=2), "refused", id="apply-refused"),
+        pytest.param(dict(apply_exit=2, restored=False), "WRONG", id="apply-refused-bytes-lost"),
         pytest.param(dict(patched=FIXED), "fully-backported", id="full"),
         pytest.param(dict(), "partial", id="constant-not-carried"),
         pytest.param(dict(imports_after=False), "WRONG", id="import-broken"),
