@@ -989,7 +989,8 @@ def render_wrong(results: Sequence[PairResult]) -> str:
     for result in results:
         for file in result.files:
             if file.verdict == Verdict.WRONG.value:
-                lines.append(f"WRONG: {result.pair} {file.path}: {'; '.join(file.wrong)}")
+                error = f" ({file.import_error_after})" if file.import_error_after else ""
+                lines.append(f"WRONG: {result.pair} {file.path}: {'; '.join(file.wrong)}{error}")
     return "\n".join(lines)
 
 
@@ -1038,7 +1039,13 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit-files", type=int, help="at most N changed files of each pair (in path order)")
     parser.add_argument("--out", type=Path, help="the JSON results (default: WORK/results-MODE.json)")
     parser.add_argument("--list", action="store_true", help="print the pairs and their set, run nothing")
-    parser.add_argument("--report", type=Path, metavar="JSON", help="print the tables of an earlier run's --out")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="+",
+        metavar="JSON",
+        help="print the tables of earlier runs' --out (several: their pairs together)",
+    )
     return parser.parse_args(argv)
 
 
@@ -1060,7 +1067,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(f"{pair.split.value:8s}  {pair.name}" for pair in pairs))
         return 0
     if args.report:
-        return report(load_results(args.report))
+        return report(merged([load_results(path) for path in args.report]))
     needs_torch = not args.no_torch and any(pair.distribution in USES_TORCH for pair in pairs)
     torch = ensure_torch(args.torch_dir.absolute()) if needs_torch else None
     settings = Settings(args.cache.absolute(), args.work.absolute(), torch, args.mode, args.limit_files)
@@ -1082,6 +1089,12 @@ def report(results: Sequence[PairResult]) -> int:
         print(f"\n{'!' * 72}\n{wrong}\n{'!' * 72}", file=sys.stderr)
         return 1
     return 0
+
+
+def merged(runs: Sequence[Sequence[PairResult]]) -> list[PairResult]:
+    """The pairs of several runs in the list's order; a pair run twice counts as in the later run."""
+    latest = {result.pair: result for run in runs for result in run}
+    return sorted(latest.values(), key=lambda result: (result.distribution, Version(result.old)))
 
 
 def load_results(path: Path) -> list[PairResult]:
