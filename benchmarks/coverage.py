@@ -40,7 +40,7 @@ import time
 import tokenize
 import zipfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -886,7 +886,8 @@ class Settings:
     limit_files: int | None
 
 
-def run_pair(pair: Pair, settings: Settings, progress: TextIO) -> PairResult:
+def run_pair(pair: Pair, settings: Settings, progress: TextIO, saved: Callable[[PairResult], None]) -> PairResult:
+    """Every changed file of the pair, end to end; `saved` is handed the pair's result after each file."""
     start = time.perf_counter()
     wheels = [fetch_wheel(settings.cache, pair.distribution, version) for version in (pair.old, pair.new)]
     old, new = python_members(wheels[0]), python_members(wheels[1])
@@ -913,6 +914,7 @@ def run_pair(pair: Pair, settings: Settings, progress: TextIO) -> PairResult:
         outcome = run_file(job)
         result.files.append(outcome)
         print(_progress_line(pair, index, len(chosen), outcome), file=progress, flush=True)
+        saved(result)
         if outcome.restored is False:  # the venv is no longer the release's: rebuild it for the next file
             (venv.root / ".coverage-ready").unlink(missing_ok=True)
             venv = ensure_venv(pair, wheels[0], settings.work, settings.torch)
@@ -1072,10 +1074,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch = ensure_torch(args.torch_dir.absolute()) if needs_torch else None
     settings = Settings(args.cache.absolute(), args.work.absolute(), torch, args.mode, args.limit_files)
     out = args.out or settings.work / f"results-{settings.mode}.json"
-    start, results = time.perf_counter(), []
+    start, results = time.perf_counter(), list[PairResult]()
+
+    def save(unfinished: PairResult | None = None) -> None:  # a run stopped midway keeps every file it finished
+        written = results if unfinished is None else [*results, unfinished]
+        _write(out, document(written, settings, time.perf_counter() - start))
+
     for pair in pairs:
-        results.append(run_pair(pair, settings, sys.stderr))
-        _write(out, document(results, settings, time.perf_counter() - start))  # a partial run keeps what it has
+        results.append(run_pair(pair, settings, sys.stderr, save))
+        save()
     print(f"{time.perf_counter() - start:.0f} s; results in {out}", file=sys.stderr)
     return report(results)
 
