@@ -969,21 +969,18 @@ def _row(label: str, split: str, results: Sequence[PairResult]) -> tuple[str, ..
 
 
 def render_reasons(results: Sequence[PairResult]) -> str:
-    refused = [file for result in results for file in result.files if file.verdict == Verdict.REFUSED.value]
-    counts = Counter(_primary(file.reasons) for file in refused)
-    partial = Counter(
-        reason for result in results for file in result.files if file.verdict == "partial" for reason in file.reasons
-    )
-    lines = ["refused, by reason:", *(f"  {count:4d}  {reason}" for reason, count in counts.most_common())]
+    files = [file for result in results for file in result.files]
+    refused = [file.reasons or [Reason.OTHER.value] for file in files if file.verdict == Verdict.REFUSED.value]
+    counts = Counter(reasons[0] for reasons in refused)
+    # A file with no changed definition was never put to `new`: what its statements would need, each counted.
+    needs = Counter(need for reasons in refused if reasons[0] == Reason.STATEMENTS_ONLY.value for need in reasons[1:])
+    partial = Counter(reason for file in files if file.verdict == Verdict.PARTIAL.value for reason in file.reasons)
+    lines = [f"refused, by reason ({len(refused)}):"]
+    lines += [f"  {count:4d}  {reason}" for reason, count in counts.most_common()]
+    if needs:
+        lines.append("        statements only, needing: " + ", ".join(f"{need} {n}" for need, n in needs.most_common()))
     lines += ["partial, what is not carried:", *(f"  {count:4d}  {reason}" for reason, count in partial.most_common())]
     return "\n".join(lines)
-
-
-def _primary(reasons: Sequence[str]) -> str:
-    """The reason a refusal is counted under; where no target was asked for, with what the statements need."""
-    if reasons and reasons[0] == Reason.STATEMENTS_ONLY.value:
-        return f"{reasons[0]}: {', '.join(reasons[1:]) or 'nothing'}"
-    return reasons[0] if reasons else Reason.OTHER.value
 
 
 def render_wrong(results: Sequence[PairResult]) -> str:
