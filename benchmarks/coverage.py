@@ -307,7 +307,11 @@ class Reason(enum.Enum):
     PLACEMENT = "new definition, no place"
     ONLY_NEW = "only new definitions"
     STATEMENTS_ONLY = "statements only (no target)"
+    CALLEE_CHANGED = "calls into a module it does not carry"
+    TAKES_AWAY = "takes away a name still used"
+    OTHER_KIND = "another kind of statement"
     APPLY_REFUSED = "apply refused the entry"
+    APPLY_IMPORT = "apply refused: the patched module would not import"
     MODULE_TARGET = "module target unsupported"
     INTERNAL_ERROR = "internal error"
     SELF_CHECK = "new's self-check failed"
@@ -321,12 +325,12 @@ class Context:
     old: str  # the older release
     old_classes: frozenset[str]
     imported_from: Mapping[str, str]  # in the newer release's file: a name it imports -> the module it comes from
-    pair_modules: frozenset[str]  # the modules the pair changes or adds, this file's excepted
+    pair_modules: frozenset[str]  # the modules the pair changes or adds, outside this file's patch
 
 
 _MISSING = re.compile(
     r"uses (?P<name>[A-Za-z_][\w.]*), which [^;]*?(?:lacks|lack); "
-    r"(?:(?P<function>add --target)|(?P<unbound>the \S+ module does not bind it)|it is an? (?P<kind>\w+) in)"
+    r"(?:(?P<function>add --target)|(?P<unbound>the .+? module does not bind it)|it is an? (?P<kind>\w+) in)"
 )
 
 
@@ -341,6 +345,9 @@ def refusal_reasons(stdout: str, stderr: str, targets: Sequence[str], context: C
     missing = [_missing_reason(match, context) for match in _MISSING.finditer(stderr)]
     if missing:
         return list(dict.fromkeys(missing))
+    unsafe = [reason for pattern, reason in _UNSAFE if pattern in stderr]
+    if unsafe:
+        return unsafe
     if "no release read needs the patch" in stderr:
         return [_not_applicable_reason(_table_reason(stdout, context.old))]
     if "no later target of its scope says where it goes" in stderr:
@@ -359,6 +366,9 @@ def _missing_reason(match: re.Match[str], context: Context) -> Reason:
     return {"import": Reason.NEEDS_IMPORT, "class": Reason.NEW_CLASS}.get(match["kind"], Reason.NEEDS_STATEMENT)
 
 
+_UNSAFE = (("; carry that module too", Reason.CALLEE_CHANGED), ("the fix takes away ", Reason.TAKES_AWAY))
+
+
 def _table_reason(stdout: str, release: str) -> str:
     return next((line for line in stdout.splitlines() if line.split(" ", 1)[0] == release), "")
 
@@ -370,6 +380,8 @@ def _not_applicable_reason(row: str) -> Reason:
         return Reason.SIGNATURE
     if "never defines" in row:
         return Reason.CLASS_ATTRIBUTE
+    if re.search(r" is an? \w+ here, not an? ", row):
+        return Reason.OTHER_KIND
     return Reason.OTHER
 
 
@@ -431,6 +443,143 @@ def _absolute(module: str, level: int, package: str) -> str:
     return ".".join([*base, module] if module else base)
 
 
+# ------------------------------------------------------------------- the pure core: which files are one patch
+
+
+@dataclass(frozen=True)
+class Binding:
+    """The statement that binds a name at a module's top, as its AST dump (a change of comments or layout is no
+    change); for `from X import name`, the module and name it comes from."""
+
+    dump: str
+    source: str | None = None
+    original: str = ""
+
+
+def module_bindings(source: str, module: str, is_package: bool) -> dict[str, Binding]:
+    """Every name a module binds at its top (if/try blocks too) -> the statement that binds it last."""
+    package = module if is_package else module.rpartition(".")[0]
+    bound: dict[str, Binding] = {}
+    for node in _top_statements(ast.parse(source).body):
+        dump = ast.dump(node)
+        if isinstance(node, ast.ImportFrom):
+            base = _absolute(node.module or "", node.level, package)
+            for alias in node.names:
+                if alias.name != "*":
+                    bound[alias.asname or alias.name] = Binding(dump, base, alias.name)
+        else:
+            bound.update((name, Binding(dump)) for name in _names_bound(node))
+    return bound
+
+
+def _names_bound(node: ast.stmt) -> list[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [name.id for target in node.targets for name in ast.walk(target) if isinstance(name, ast.Name)]
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    if isinstance(node, ast.Import):
+        return [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    return []
+
+
+class Wheels:
+    """The modules of a pair's two wheels, for following a name to the statement that binds it (parsed once)."""
+
+    def __init__(self, old: Mapping[str, bytes], new: Mapping[str, bytes]) -> None:
+        self._texts = ({module_of(p): d for p, d in old.items()}, {module_of(p): d for p, d in new.items()})
+        self._packages = frozenset(module_of(p) for p in (*old, *new) if p.endswith("__init__.py"))
+        self._parsed: dict[tuple[int, str], dict[str, Binding]] = {}
+
+    def bindings(self, side: int, module: str) -> dict[str, Binding]:
+        """side 0: the older release, 1: the newer."""
+        if (side, module) not in self._parsed:
+            data = self._texts[side].get(module)
+            try:
+                found = {} if data is None else module_bindings(data.decode("utf-8"), module, module in self._packages)
+            except (SyntaxError, UnicodeDecodeError, ValueError):
+                found = {}
+            self._parsed[side, module] = found
+        return self._parsed[side, module]
+
+    def changed_bindings(self, module: str, name: str) -> set[str]:
+        """The modules whose binding of `name` the newer release changes or adds, where `from module import name`
+        leads: the module itself and, through re-exports (`from .generic import f` in a package's __init__), the
+        modules the name comes from."""
+        changed: set[str] = set()
+        for _ in range(_MAX_REEXPORTS):
+            new = self.bindings(1, module).get(name)
+            if new is None:
+                break
+            old = self.bindings(0, module).get(name)
+            if old is None or old.dump != new.dump:
+                changed.add(module)
+            if new.source is None:
+                break
+            module, name = new.source, new.original
+        return changed
+
+
+_MAX_REEXPORTS = 6
+
+
+def imports_anywhere(source: str, module: str, is_package: bool) -> list[tuple[str, str]]:
+    """Every `from X import name` of a file, at its top or inside a function: (absolute X, name)."""
+    package = module if is_package else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = _absolute(node.module or "", node.level, package)
+            found += [(base, alias.name) for alias in node.names if alias.name != "*"]
+    return found
+
+
+def patch_groups(changed: Sequence[str], wheels: Wheels, new: Mapping[str, bytes]) -> list[tuple[str, ...]]:
+    """The changed files of a pair, put together where they are one fix: a file whose newer text imports a name
+    whose binding the newer release changes in another changed file (a helper it adds, a function whose signature
+    it changes) is one patch with that file, and so on transitively (the files linked that way, in either
+    direction, are one group). Each group in path order; the groups in the order of their first file."""
+    modules = {module_of(path): path for path in changed}
+    parent = {path: path for path in changed}
+
+    def root(path: str) -> str:
+        while parent[path] != path:
+            parent[path] = parent[parent[path]]
+            path = parent[path]
+        return path
+
+    for path in changed:
+        module = module_of(path)
+        try:
+            imported = imports_anywhere(new[path].decode("utf-8"), module, path.endswith("__init__.py"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for source, name in imported:
+            for other in wheels.changed_bindings(source, name):
+                if other in modules and other != module:
+                    parent[root(modules[other])] = root(path)
+    groups: dict[str, list[str]] = {}
+    for path in changed:
+        groups.setdefault(root(path), []).append(path)
+    return sorted((tuple(sorted(group)) for group in groups.values()), key=lambda group: changed.index(group[0]))
+
+
+def bound_texts(source: str) -> dict[str, str]:
+    """The statements a patch's target keys name (hfpatch.statements): a module's or a class body's names (`f`,
+    `LIMIT`, `Config`, `Config.size`, `Config.method`) -> the source text of the statement binding it last."""
+    lines = _LINE_BREAK.split(source)
+    texts: dict[str, str] = {}
+    for node in ast.parse(source).body:
+        for name in _names_bound(node) if not isinstance(node, ast.ImportFrom) else []:
+            texts[name] = _text(node, lines)
+        if isinstance(node, ast.ClassDef):
+            for child in node.body:
+                for name in _names_bound(child) if not isinstance(child, ast.ImportFrom) else []:
+                    texts[f"{node.name}.{name}"] = _text(child, lines)
+    return texts
+
+
 # ------------------------------------------------------------------------------ the pure core: the verdict
 
 
@@ -454,6 +603,7 @@ class Observed:
     restored: bool | None = None  # the original bytes back after revert
     check_after_apply: str | None = None  # the patch's condition
     check_after_revert: str | None = None
+    apply_refusal_imports: bool = False  # apply refused since the patched modules would not import (importcheck)
 
 
 @dataclass(frozen=True)
@@ -471,7 +621,8 @@ def judge(observed: Observed, new_text: str, refusal: Sequence[Reason] = ()) -> 
     if observed.apply_exit != 0 or observed.patched is None:
         if observed.restored is False:  # a failed apply must leave the file as it was
             return Judged(Verdict.WRONG, (), ("apply failed, and the original bytes are not back after revert",))
-        return Judged(Verdict.REFUSED, (Reason.APPLY_REFUSED.value,))
+        refused = Reason.APPLY_IMPORT if observed.apply_refusal_imports else Reason.APPLY_REFUSED
+        return Judged(Verdict.REFUSED, (refused.value,))
     wrong = _wrong(observed, new_text)
     remaining = tuple(units_differing(statement_units(observed.patched), statement_units(new_text)))
     if wrong:
@@ -486,14 +637,17 @@ def judge(observed: Observed, new_text: str, refusal: Sequence[Reason] = ()) -> 
     return Judged(Verdict.FULL)
 
 
+_KEY_OF_A_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)?")
+
+
 def _wrong(observed: Observed, new_text: str) -> list[str]:
     assert observed.patched is not None
     problems = []
     if observed.imports_before and observed.imports_after is False:
         problems.append("the module imported before apply and no longer imports after it")
-    patched, fixed = definition_texts(observed.patched), definition_texts(new_text)
-    for name in observed.claimed:
-        if patched.get(name) != fixed.get(name):
+    patched, fixed = bound_texts(observed.patched), bound_texts(new_text)
+    for name in observed.claimed:  # a key hfpatch.statements gives a name (`f`, `C.m`, `LIMIT`): it must be the fix's
+        if _KEY_OF_A_NAME.fullmatch(name) and patched.get(name) != fixed.get(name):
             problems.append(f"{name}, which the entry carries, differs from the newer release's after apply")
     if observed.restored is not True:
         problems.append("revert did not restore the original bytes")
@@ -671,14 +825,6 @@ def is_pristine(venv: Venv, old: Mapping[str, bytes], paths: Iterable[str]) -> b
     return all((venv.site_packages / path).read_bytes() == old[path] for path in paths)
 
 
-def imports(venv: Venv, module: str, scratch: Path) -> tuple[bool, str]:
-    """Whether `python -c "import MODULE"` succeeds in the venv (offline, from a scratch directory), and why not."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    env |= {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
-    done = run([str(venv.python), "-c", f"import {module}"], cwd=scratch, env=env)
-    return done.exit_code == 0, "" if done.exit_code == 0 else error_line(done.stderr)
-
-
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b")
 
 
@@ -688,7 +834,7 @@ def error_line(stderr: str) -> str:
     return next((line[:500] for line in reversed(lines) if _EXCEPTION_LINE.match(line)), last_line(stderr))
 
 
-# ---------------------------------------------------------------------------------------- one file, end to end
+# ---------------------------------------------------------------------------------------- one patch, end to end
 
 
 @dataclass
@@ -699,7 +845,8 @@ class FileResult:
     verdict: str = ""
     reasons: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
-    message: str = ""  # new's (or apply's) raw refusal
+    message: str = ""  # new's (or apply's) raw refusal: its last line
+    refusal: str = ""  # new's (or apply's) whole stderr where it refused (its first 4000 characters)
     table_row: str = ""  # where new found no release needing the patch: the older release's row of its table
     changes: list[str] = field(default_factory=list)  # the statements that differ between the two releases
     claimed: list[str] = field(default_factory=list)
@@ -716,46 +863,69 @@ class FileResult:
     check_after_revert: str | None = None
     exits: dict[str, int] = field(default_factory=dict)
     step_seconds: dict[str, float] = field(default_factory=dict)
-    seconds: float = 0.0
+    seconds: float = 0.0  # the whole patch's (every file of a group shares its run)
+    patch_id: str = ""
+    group: list[str] = field(default_factory=list)  # every file of the patch this file was carried in
+
+
+@dataclass(frozen=True)
+class Member:
+    """One changed file of a patch: its path and its two releases' bytes."""
+
+    path: str
+    old: bytes
+    new: bytes
 
 
 @dataclass(frozen=True)
 class Job:
-    """Everything one file's run needs."""
+    """Everything one patch's run needs: one file, or (mode `module`) the files of one fix."""
 
     pair: Pair
-    path: str
-    old: bytes
-    new: bytes
+    members: tuple[Member, ...]
     venv: Venv
     find_links: Path
-    directory: Path  # this file's catalog and logs
+    directory: Path  # this patch's catalog and logs
     patch_id: str
     mode: str
     pair_modules: frozenset[str]
 
 
-def run_file(job: Job) -> FileResult:
+def run_group(job: Job) -> list[FileResult]:
+    """`new` for every file of the patch at once, then apply, check, import, revert and check; a verdict per file."""
     start = time.perf_counter()
-    module = module_of(job.path)
-    old_text, new_text = job.old.decode("utf-8"), job.new.decode("utf-8")
-    targets = _targets(job, module, old_text, new_text)
-    result = FileResult(job.path, module, targets)
-    changes = units_differing(statement_units(old_text), statement_units(new_text))
-    result.units_changed, result.changes = len(changes), [_describe(unit) for unit in changes]
     shutil.rmtree(job.directory, ignore_errors=True)
     job.directory.mkdir(parents=True)
-    result.imports_before, result.import_error = _imports_before(job, module)
-    if not targets:
-        judged = judge(Observed(None), new_text, statement_reasons(changes, _context(job, old_text, new_text)))
+    group = [member.path for member in job.members]
+    results, texts = [], []
+    for member in job.members:
+        module = module_of(member.path)
+        old_text, new_text = member.old.decode("utf-8"), member.new.decode("utf-8")
+        result = FileResult(member.path, module, _targets(job, module, old_text, new_text))
+        result.patch_id, result.group = job.patch_id, group
+        changes = units_differing(statement_units(old_text), statement_units(new_text))
+        result.units_changed, result.changes = len(changes), [_describe(unit) for unit in changes]
+        results.append(result)
+        texts.append((old_text, new_text, changes))
+    before = _imports_before(job, [result.module for result in results])
+    for result in results:
+        result.imports_before, result.import_error = before[result.module]
+    if not any(result.targets for result in results):
+        assert len(results) == 1, "a group is made in module mode, where every file is a target"
+        old_text, new_text, changes = texts[0]
+        judged = [judge(Observed(None), new_text, statement_reasons(changes, _context(job, 0)))]
     else:
-        judged = _run_hfpatch(job, result, old_text, new_text)
-    result.verdict = judged.verdict.value
-    result.reasons = list(judged.reasons)
-    result.wrong = list(judged.wrong)
-    result.remaining = [_describe(unit) for unit in judged.remaining]
-    result.seconds = round(time.perf_counter() - start, 1)
-    return result
+        judged = _run_hfpatch(job, results)
+    seconds = round(time.perf_counter() - start, 1)
+    for result, verdict in zip(results, judged, strict=True):
+        result.verdict = verdict.verdict.value
+        result.reasons = list(verdict.reasons)
+        result.wrong = list(verdict.wrong)
+        result.remaining = [_describe(unit) for unit in verdict.remaining]
+        if result.exits.get("apply") == 0:
+            result.units_remaining = len(verdict.remaining)
+        result.seconds = seconds
+    return results
 
 
 def _describe(unit: Unit) -> str:
@@ -769,72 +939,110 @@ def _targets(job: Job, module: str, old_text: str, new_text: str) -> list[str]:
     return [f"{job.pair.distribution}:{module}:{name}" for name in targets_for(old_text, new_text)]
 
 
-def _imports_before(job: Job, module: str) -> tuple[bool, str]:
-    """The pristine venv's answer, kept beside it: the release's own files import the same way every run."""
+_IMPORT_EACH = """import importlib, json, sys
+errors = {}
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+        errors[name] = ""
+    except BaseException as error:
+        errors[name] = f"{type(error).__name__}: {error}".splitlines()[0][:500]
+print(json.dumps(errors))
+"""
+
+
+def imports(venv: Venv, modules: Sequence[str], scratch: Path) -> dict[str, tuple[bool, str]]:
+    """Whether each module imports in the venv (offline, from a scratch directory), and why not: one interpreter
+    imports them in turn (torch is imported once), and says the exception each raised."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env |= {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
+    done = run([str(venv.python), "-c", _IMPORT_EACH, *modules], cwd=scratch, env=env)
+    try:
+        errors = json.loads(done.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):  # the interpreter died (or timed out) before it could say
+        errors = {module: error_line(done.stderr) or f"exit {done.exit_code}" for module in modules}
+    return {module: (not errors.get(module, "no answer"), str(errors.get(module, "no answer"))) for module in modules}
+
+
+def _imports_before(job: Job, modules: Sequence[str]) -> dict[str, tuple[bool, str]]:
+    """The pristine venv's answers, kept beside it: the release's own files import the same way every run."""
     known = job.venv.root / ".coverage-imports.json"
     answers: dict[str, list[Any]] = json.loads(known.read_text()) if known.is_file() else {}
-    if module not in answers:
-        answers[module] = list(imports(job.venv, module, job.directory))
+    unknown = [module for module in modules if module not in answers]
+    if unknown:
+        answers |= {module: list(answer) for module, answer in imports(job.venv, unknown, job.directory).items()}
         known.write_text(json.dumps(answers, indent=1, sort_keys=True) + "\n")
-    importable, error = answers[module]
-    return bool(importable), str(error)
+    return {module: (bool(answers[module][0]), str(answers[module][1])) for module in modules}
 
 
-def _run_hfpatch(job: Job, result: FileResult, old_text: str, new_text: str) -> Judged:
-    """`new`, then (where it wrote an entry) apply, check, import, revert and check, as a user runs them."""
+def _run_hfpatch(job: Job, results: Sequence[FileResult]) -> list[Judged]:
+    """`new` (every file's targets in one patch), then, where it wrote an entry, apply, check, import, revert, check."""
     catalog = job.directory / "catalog"
-    chosen = [f"--target={target}" for target in result.targets]
+    chosen = [f"--target={target}" for result in results for target in result.targets]
     releases = ["--fixed-in", job.pair.new, "--since", job.pair.old, "--find-links", str(job.find_links)]
     new = hfpatch("new", job.patch_id, *chosen, *releases, "--catalog", str(catalog), cwd=job.directory)
-    created = _logged(job, "new", new, result)
+    created = _logged(job, "new", new, results)
     if created.exit_code != 0:
-        result.message = last_line(created.stderr)
-        result.table_row = _table_reason(created.stdout, job.pair.old)
-        names = [target.rsplit(":", 1)[-1] for target in result.targets]
-        reasons = refusal_reasons(created.stdout, created.stderr, names, _context(job, old_text, new_text))
-        return judge(Observed(created.exit_code), new_text, reasons)
+        judged = []
+        for index, result in enumerate(results):
+            result.message, result.refusal = last_line(created.stderr), created.stderr[:4000]
+            result.table_row = _table_reason(created.stdout, job.pair.old)
+            names = [target.rsplit(":", 1)[-1] for target in result.targets]
+            reasons = refusal_reasons(created.stdout, created.stderr, names, _context(job, index))
+            judged.append(judge(Observed(created.exit_code), job.members[index].new.decode("utf-8"), reasons))
+        return judged
     entry = json.loads((catalog / job.patch_id / "patch.json").read_text())
-    result.claimed = [target["name"] for target in entry["targets"]]
-    judged = judge(_apply_and_revert(job, result, catalog), new_text)
-    result.units_remaining = len(judged.remaining) if result.exits["apply"] == 0 else None
-    return judged
+    claimed = {item["file"]: [target["name"] for target in item["targets"]] for item in entry["files"]}
+    for result in results:
+        result.claimed = claimed.get(result.path, [])
+    observed = _apply_and_revert(job, results, catalog)
+    return [judge(seen, member.new.decode("utf-8")) for seen, member in zip(observed, job.members, strict=True)]
 
 
-def _apply_and_revert(job: Job, result: FileResult, catalog: Path) -> Observed:
-    installed = job.venv.site_packages / job.path
+def _apply_and_revert(job: Job, results: Sequence[FileResult], catalog: Path) -> list[Observed]:
+    installed = [job.venv.site_packages / member.path for member in job.members]
     selected = ["--python", str(job.venv.python), "--catalog", str(catalog), "--patch", job.patch_id]
-    applied = _logged(job, "apply", hfpatch("apply", *selected, cwd=job.directory), result)
-    patched = installed.read_bytes()
-    result.byte_identical = patched == job.new
-    checked = _logged(job, "check", hfpatch("check", "--json", *selected, cwd=job.directory), result)
-    result.check_after_apply = _condition(checked, job.patch_id)
-    if applied.exit_code != 0:
-        result.message = last_line(applied.stderr) or last_line(applied.stdout)
-    if patched != job.old:
-        result.imports_after, result.import_error_after = imports(job.venv, result.module, job.directory)
-    else:
-        result.imports_after = result.imports_before
-    _logged(job, "revert", hfpatch("revert", *selected, cwd=job.directory), result)
-    result.restored = sha256(installed.read_bytes()) == sha256(job.old)
-    checked = _logged(job, "check-after-revert", hfpatch("check", "--json", *selected, cwd=job.directory), result)
-    result.check_after_revert = _condition(checked, job.patch_id)
-    return Observed(
-        new_exit=0,
-        claimed=tuple(result.claimed),
-        apply_exit=applied.exit_code,
-        patched=patched.decode("utf-8") if applied.exit_code == 0 else None,
-        imports_before=result.imports_before,
-        imports_after=result.imports_after,
-        restored=result.restored,
-        check_after_apply=result.check_after_apply,
-        check_after_revert=result.check_after_revert,
-    )
+    applied = _logged(job, "apply", hfpatch("apply", *selected, cwd=job.directory), results)
+    patched = [path.read_bytes() for path in installed]
+    checked = _logged(job, "check", hfpatch("check", "--json", *selected, cwd=job.directory), results)
+    condition = _condition(checked, job.patch_id)
+    touched = [r.module for r, m, now in zip(results, job.members, patched, strict=True) if now != m.old]
+    after = imports(job.venv, touched, job.directory) if touched else {}
+    for result, member, now in zip(results, job.members, patched, strict=True):
+        result.byte_identical = now == member.new
+        result.check_after_apply = condition
+        if applied.exit_code != 0:
+            result.message = last_line(applied.stderr) or last_line(applied.stdout)
+            result.refusal = applied.stderr[:4000]
+        result.imports_after, result.import_error_after = after.get(result.module, (result.imports_before, ""))
+    _logged(job, "revert", hfpatch("revert", *selected, cwd=job.directory), results)
+    checked = _logged(job, "check-after-revert", hfpatch("check", "--json", *selected, cwd=job.directory), results)
+    observed = []
+    for result, member, path, now in zip(results, job.members, installed, patched, strict=True):
+        result.restored = sha256(path.read_bytes()) == sha256(member.old)
+        result.check_after_revert = _condition(checked, job.patch_id)
+        observed.append(
+            Observed(
+                new_exit=0,
+                claimed=tuple(result.claimed),
+                apply_exit=applied.exit_code,
+                patched=now.decode("utf-8") if applied.exit_code == 0 else None,
+                imports_before=result.imports_before,
+                imports_after=result.imports_after,
+                restored=result.restored,
+                check_after_apply=result.check_after_apply,
+                check_after_revert=result.check_after_revert,
+                apply_refusal_imports=applied.exit_code != 0 and "fails to import here" in applied.stderr,
+            )
+        )
+    return observed
 
 
-def _logged(job: Job, step: str, ran: Ran, result: FileResult) -> Ran:
+def _logged(job: Job, step: str, ran: Ran, results: Sequence[FileResult]) -> Ran:
     """Keep the command and its output beside the catalog: a surprising result can be read and run again."""
-    result.exits[step] = ran.exit_code
-    result.step_seconds[step] = round(ran.seconds, 2)
+    for result in results:
+        result.exits[step] = ran.exit_code
+        result.step_seconds[step] = round(ran.seconds, 2)
     log = {"command": list(ran.command), "exit_code": ran.exit_code, "seconds": round(ran.seconds, 2)}
     (job.directory / f"{step}.json").write_text(json.dumps({**log, "stdout": ran.stdout, "stderr": ran.stderr}))
     return ran
@@ -852,11 +1060,13 @@ def _condition(checked: Ran, patch_id: str) -> str | None:
     return None
 
 
-def _context(job: Job, old_text: str, new_text: str) -> Context:
-    module = module_of(job.path)
-    old_classes = class_names(old_text)
-    imported = imported_names(new_text, module, job.path.endswith("/__init__.py"))
-    return Context(job.pair.old, old_classes, imported, job.pair_modules - {module})
+def _context(job: Job, index: int) -> Context:
+    member = job.members[index]
+    module = module_of(member.path)
+    old_text, new_text = member.old.decode("utf-8"), member.new.decode("utf-8")
+    imported = imported_names(new_text, module, member.path.endswith("/__init__.py"))
+    together = frozenset(module_of(other.path) for other in job.members)
+    return Context(job.pair.old, class_names(old_text), imported, job.pair_modules - together)
 
 
 # ----------------------------------------------------------------------------------------------- one pair
@@ -875,6 +1085,7 @@ class PairResult:
     files: list[FileResult] = field(default_factory=list)
     venv_seconds: float = 0.0
     seconds: float = 0.0
+    finished: bool = False  # every file judged (a stopped run's last pair is not)
 
 
 @dataclass(frozen=True)
@@ -886,8 +1097,15 @@ class Settings:
     limit_files: int | None
 
 
-def run_pair(pair: Pair, settings: Settings, progress: TextIO, saved: Callable[[PairResult], None]) -> PairResult:
-    """Every changed file of the pair, end to end; `saved` is handed the pair's result after each file."""
+def run_pair(
+    pair: Pair,
+    settings: Settings,
+    progress: TextIO,
+    saved: Callable[[PairResult], None],
+    earlier: PairResult | None = None,
+) -> PairResult:
+    """Every changed file of the pair, end to end (one patch at a time: a file, or in mode `module` the files of one
+    fix); `saved` is handed the pair's result after each patch; `earlier` is a stopped run's, whose patches count."""
     start = time.perf_counter()
     wheels = [fetch_wheel(settings.cache, pair.distribution, version) for version in (pair.old, pair.new)]
     old, new = python_members(wheels[0]), python_members(wheels[1])
@@ -906,25 +1124,35 @@ def run_pair(pair: Pair, settings: Settings, progress: TextIO, saved: Callable[[
         venv = ensure_venv(pair, wheels[0], settings.work, settings.torch)
     result.venv_seconds = round(time.perf_counter() - venv_start, 1)
     pair_modules = frozenset(module_of(path) for path, kind in kinds.items() if kind is not FileKind.DELETED)
-    for index, path in enumerate(chosen):
+    groups = patch_groups(chosen, Wheels(old, new), new) if settings.mode == "module" else [(p,) for p in chosen]
+    done = {file.path: file for file in (earlier.files if earlier is not None else [])}
+    for index, group in enumerate(groups):
+        if all(path in done for path in group):  # --resume: this patch's files were judged by the stopped run
+            result.files += [done[path] for path in group]
+            continue
         patch_id = f"cov-{index:03d}"
-        job = Job(
-            pair, path, old[path], new[path], venv, find_links, runs / patch_id, patch_id, settings.mode, pair_modules
-        )
-        outcome = run_file(job)
-        result.files.append(outcome)
-        print(_progress_line(pair, index, len(chosen), outcome), file=progress, flush=True)
+        members = tuple(Member(path, old[path], new[path]) for path in group)
+        job = Job(pair, members, venv, find_links, runs / patch_id, patch_id, settings.mode, pair_modules)
+        outcomes = run_group(job)
+        result.files += outcomes
+        print(_progress_line(pair, len(result.files), len(chosen), outcomes), file=progress, flush=True)
         saved(result)
-        if outcome.restored is False:  # the venv is no longer the release's: rebuild it for the next file
+        if any(outcome.restored is False for outcome in outcomes):  # no longer the release's: rebuild it
             (venv.root / ".coverage-ready").unlink(missing_ok=True)
             venv = ensure_venv(pair, wheels[0], settings.work, settings.torch)
     result.seconds = round(time.perf_counter() - start, 1)
+    result.finished = True
     return result
 
 
-def _progress_line(pair: Pair, index: int, total: int, outcome: FileResult) -> str:
-    why = "; ".join(outcome.wrong or outcome.reasons)
-    return f"[{pair.name} {index + 1}/{total}] {outcome.verdict} {outcome.path} ({outcome.seconds}s) {why}".rstrip()
+def _progress_line(pair: Pair, done: int, total: int, outcomes: Sequence[FileResult]) -> str:
+    lines = []
+    for outcome in outcomes:
+        why = "; ".join(outcome.wrong or outcome.reasons)
+        lines.append(
+            f"[{pair.name} {done}/{total}] {outcome.verdict} {outcome.path} ({outcome.seconds}s) {why}".rstrip()
+        )
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------- the report
@@ -1000,12 +1228,22 @@ def document(results: Sequence[PairResult], settings: Settings, seconds: float) 
         "schema": SCHEMA,
         "hfpatch_version": hfpatch.__version__,
         "hfpatch_location": str(Path(hfpatch.__file__).parent),
+        "hfpatch_commit": _commit(Path(hfpatch.__file__).parent),
         "mode": settings.mode,
         "limit_files": settings.limit_files,
         "python": sys.version.split()[0],
         "seconds": round(seconds, 1),
         "pairs": [asdict(result) for result in results],
     }
+
+
+def _commit(directory: Path) -> str:
+    """The commit of the checkout hfpatch was imported from (with `+dirty` where its files differ), or ""."""
+    head = run(["git", "rev-parse", "HEAD"], cwd=directory)
+    if head.exit_code != 0:
+        return ""
+    dirty = run(["git", "status", "--porcelain", "--", "."], cwd=directory).stdout.strip()
+    return head.stdout.strip() + ("+dirty" if dirty else "")
 
 
 # ------------------------------------------------------------------------------------------------- the command
@@ -1030,13 +1268,17 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--mode",
         choices=["definitions", "module"],
-        default="definitions",
-        help="definitions: the changed functions and methods; module: the whole module",
+        default="module",
+        help="module: --target DIST:MODULE for every changed file, the files of one fix in one patch; definitions: "
+        "each file alone, its changed functions and methods as targets (hfpatch 0.2's reach)",
     )
     parser.add_argument("--set", dest="split", choices=[split.value for split in Split], help="only these pairs")
     parser.add_argument("--pair", action="append", default=[], metavar="DIST==OLD", help="only this pair (repeatable)")
     parser.add_argument("--limit-files", type=int, help="at most N changed files of each pair (in path order)")
     parser.add_argument("--out", type=Path, help="the JSON results (default: WORK/results-MODE.json)")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep what --out holds of a stopped run with the same mode; run the rest"
+    )
     parser.add_argument("--list", action="store_true", help="print the pairs and their set, run nothing")
     parser.add_argument(
         "--report",
@@ -1072,16 +1314,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings(args.cache.absolute(), args.work.absolute(), torch, args.mode, args.limit_files)
     out = args.out or settings.work / f"results-{settings.mode}.json"
     start, results = time.perf_counter(), list[PairResult]()
+    earlier = _resumed(out, settings.mode) if args.resume else {}
 
     def save(unfinished: PairResult | None = None) -> None:  # a run stopped midway keeps every file it finished
         written = results if unfinished is None else [*results, unfinished]
         _write(out, document(written, settings, time.perf_counter() - start))
 
     for pair in pairs:
-        results.append(run_pair(pair, settings, sys.stderr, save))
+        stopped = earlier.get(pair.name)
+        if stopped is not None and stopped.finished:
+            results.append(stopped)
+        else:
+            results.append(run_pair(pair, settings, sys.stderr, save, stopped))
         save()
     print(f"{time.perf_counter() - start:.0f} s; results in {out}", file=sys.stderr)
     return report(results)
+
+
+def _resumed(out: Path, mode: str) -> dict[str, PairResult]:
+    if not out.is_file():
+        return {}
+    if json.loads(out.read_text()).get("mode") != mode:
+        raise SystemExit(f"--resume: {out} holds a run of another mode; give another --out")
+    return {result.pair: result for result in load_results(out)}
 
 
 def report(results: Sequence[PairResult]) -> int:
