@@ -312,6 +312,7 @@ class Reason(enum.Enum):
     OTHER_KIND = "another kind of statement"
     APPLY_REFUSED = "apply refused the entry"
     APPLY_IMPORT = "apply refused: the patched module would not import"
+    ADDED_FILE = "needs a file the release lacks"
     MODULE_TARGET = "module target unsupported"
     INTERNAL_ERROR = "internal error"
     SELF_CHECK = "new's self-check failed"
@@ -367,6 +368,18 @@ def _missing_reason(match: re.Match[str], context: Context) -> Reason:
 
 
 _UNSAFE = (("; carry that module too", Reason.CALLEE_CHANGED), ("the fix takes away ", Reason.TAKES_AWAY))
+
+
+_NO_MODULE = re.compile(r"No module named '(?P<module>[\w.]+)'")
+
+
+def apply_refusal_reason(output: str, added_modules: frozenset[str]) -> Reason:
+    """Why apply refused an entry new wrote: its import check (the patched module would not import), and there an
+    import of a module the pair adds (a file hfpatch does not carry), or something else."""
+    if "fails to import here" not in output:
+        return Reason.APPLY_REFUSED
+    missing = _NO_MODULE.search(output)
+    return Reason.ADDED_FILE if missing and missing["module"] in added_modules else Reason.APPLY_IMPORT
 
 
 def _table_reason(stdout: str, release: str) -> str:
@@ -603,7 +616,7 @@ class Observed:
     restored: bool | None = None  # the original bytes back after revert
     check_after_apply: str | None = None  # the patch's condition
     check_after_revert: str | None = None
-    apply_refusal_imports: bool = False  # apply refused since the patched modules would not import (importcheck)
+    apply_refusal: Reason | None = None  # why apply refused, where it says (importcheck)
 
 
 @dataclass(frozen=True)
@@ -621,8 +634,7 @@ def judge(observed: Observed, new_text: str, refusal: Sequence[Reason] = ()) -> 
     if observed.apply_exit != 0 or observed.patched is None:
         if observed.restored is False:  # a failed apply must leave the file as it was
             return Judged(Verdict.WRONG, (), ("apply failed, and the original bytes are not back after revert",))
-        refused = Reason.APPLY_IMPORT if observed.apply_refusal_imports else Reason.APPLY_REFUSED
-        return Judged(Verdict.REFUSED, (refused.value,))
+        return Judged(Verdict.REFUSED, ((observed.apply_refusal or Reason.APPLY_REFUSED).value,))
     wrong = _wrong(observed, new_text)
     remaining = tuple(units_differing(statement_units(observed.patched), statement_units(new_text)))
     if wrong:
@@ -889,6 +901,7 @@ class Job:
     patch_id: str
     mode: str
     pair_modules: frozenset[str]
+    added_modules: frozenset[str] = frozenset()  # the modules of files the newer release adds
 
 
 def run_group(job: Job) -> list[FileResult]:
@@ -1013,7 +1026,7 @@ def _apply_and_revert(job: Job, results: Sequence[FileResult], catalog: Path) ->
         result.check_after_apply = condition
         if applied.exit_code != 0:
             result.message = last_line(applied.stderr) or last_line(applied.stdout)
-            result.refusal = applied.stderr[:4000]
+            result.refusal = (applied.stdout + applied.stderr)[-4000:]
         result.imports_after, result.import_error_after = after.get(result.module, (result.imports_before, ""))
     _logged(job, "revert", hfpatch("revert", *selected, cwd=job.directory), results)
     checked = _logged(job, "check-after-revert", hfpatch("check", "--json", *selected, cwd=job.directory), results)
@@ -1032,7 +1045,9 @@ def _apply_and_revert(job: Job, results: Sequence[FileResult], catalog: Path) ->
                 restored=result.restored,
                 check_after_apply=result.check_after_apply,
                 check_after_revert=result.check_after_revert,
-                apply_refusal_imports=applied.exit_code != 0 and "fails to import here" in applied.stderr,
+                apply_refusal=apply_refusal_reason(applied.stdout + applied.stderr, job.added_modules)
+                if applied.exit_code != 0
+                else None,
             )
         )
     return observed
@@ -1124,6 +1139,7 @@ def run_pair(
         venv = ensure_venv(pair, wheels[0], settings.work, settings.torch)
     result.venv_seconds = round(time.perf_counter() - venv_start, 1)
     pair_modules = frozenset(module_of(path) for path, kind in kinds.items() if kind is not FileKind.DELETED)
+    added = frozenset(module_of(path) for path, kind in kinds.items() if kind in (FileKind.ADDED, FileKind.ADDED_MODEL))
     groups = patch_groups(chosen, Wheels(old, new), new) if settings.mode == "module" else [(p,) for p in chosen]
     done = {file.path: file for file in (earlier.files if earlier is not None else [])}
     for index, group in enumerate(groups):
@@ -1132,7 +1148,7 @@ def run_pair(
             continue
         patch_id = f"cov-{index:03d}"
         members = tuple(Member(path, old[path], new[path]) for path in group)
-        job = Job(pair, members, venv, find_links, runs / patch_id, patch_id, settings.mode, pair_modules)
+        job = Job(pair, members, venv, find_links, runs / patch_id, patch_id, settings.mode, pair_modules, added)
         outcomes = run_group(job)
         result.files += outcomes
         print(_progress_line(pair, len(result.files), len(chosen), outcomes), file=progress, flush=True)

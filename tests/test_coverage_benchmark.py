@@ -209,3 +209,86 @@ def test_a_refusal_where_every_target_is_new() -> None:
     context = cov.Context(**CONTEXT, pair_modules=frozenset())
     stderr = "hfpatch: error: no release read needs the patch: each has the fix"
     assert cov.refusal_reasons(stdout, stderr, ["helper"], context) == [cov.Reason.ONLY_NEW]
+
+
+def test_a_module_level_target_is_judged_by_its_statement() -> None:
+    observed = cov.Observed(
+        new_exit=0,
+        claimed=("LIMIT", "from os import", "Basket.count#1"),
+        apply_exit=0,
+        patched=PATCHED,  # LIMIT = 3 where the fix has 4
+        imports_before=True,
+        imports_after=True,
+        restored=True,
+        check_after_apply="applied",
+        check_after_revert="needs-patch",
+    )
+    judged = cov.judge(observed, FIXED)
+    assert judged.verdict is cov.Verdict.WRONG
+    assert judged.wrong == ("LIMIT, which the entry carries, differs from the newer release's after apply",)
+
+
+def test_bound_texts_names_module_and_class_statements() -> None:
+    texts = cov.bound_texts(OLD)
+    assert texts["LIMIT"] == "LIMIT = 3"
+    assert texts["Basket.size"] == "size = 1"
+    assert texts["Basket.count"].startswith("@count.setter")  # the last binding, as Python binds it
+    assert "os" in texts and "Basket" in texts
+
+
+# A helper that util changes, a caller of it, a file that imports an unchanged name of util, and one that reaches the
+# helper through the package's re-export.
+GROUP_OLD = {
+    "pkg/__init__.py": b"from .util import helper, other\n",
+    "pkg/util.py": b"def helper(a):\n    return a\n\n\ndef other():\n    pass\n\n\nX = 1\n",
+    "pkg/caller.py": b"from .util import helper\n\nhelper(1)\n",
+    "pkg/bystander.py": b"from .util import other\n\nY = 1\n",
+    "pkg/via.py": b"def f():\n    from pkg import helper\n    return helper(1)\n",
+}
+GROUP_NEW = {
+    **GROUP_OLD,
+    "pkg/util.py": b"def helper(a, b=0):\n    return a + b\n\n\ndef other():\n    pass\n\n\nX = 2\n",
+    "pkg/caller.py": b"from .util import helper\n\nhelper(1, b=2)\n",
+    "pkg/bystander.py": b"from .util import other\n\nY = 2\n",
+    "pkg/via.py": b"def f():\n    from pkg import helper\n    return helper(1, 2)\n",
+}
+
+
+def test_patch_groups_put_a_changed_helper_with_its_changed_callers() -> None:
+    changed = ["pkg/bystander.py", "pkg/caller.py", "pkg/util.py", "pkg/via.py"]
+    groups = cov.patch_groups(changed, cov.Wheels(GROUP_OLD, GROUP_NEW), GROUP_NEW)
+    assert groups == [("pkg/bystander.py",), ("pkg/caller.py", "pkg/util.py", "pkg/via.py")]
+
+
+def test_apply_refusal_reason() -> None:
+    refused = "refused: the patched pkg.a fails to import here (ModuleNotFoundError: No module named 'pkg.new')"
+    assert cov.apply_refusal_reason(refused, frozenset({"pkg.new"})) is cov.Reason.ADDED_FILE
+    assert cov.apply_refusal_reason(refused, frozenset()) is cov.Reason.APPLY_IMPORT
+    assert cov.apply_refusal_reason("refused: unknown code", frozenset()) is cov.Reason.APPLY_REFUSED
+
+
+@pytest.mark.parametrize(
+    ("stderr", "reasons"),
+    [
+        pytest.param(
+            "not safe to backport as it stands:\n  - the fix of f calls g from pkg/util.py, which here is (a) where "
+            "pkg 1.1 has (a, b); carry that module too (--target DIST:pkg.util)",
+            ["calls into a module it does not carry"],
+            id="callee-changed",
+        ),
+        pytest.param(
+            "not safe to backport as it stands:\n  - the fix takes away LIMIT, which the rest of this release's "
+            "pkg/a.py still uses",
+            ["takes away a name still used"],
+            id="takes-away",
+        ),
+        pytest.param(
+            "the fix of f uses np, which 1.0 lacks; the pkg 1.1 module does not bind it either (a builtin?)",
+            ["name missing"],
+            id="unbound-named-with-its-release",
+        ),
+    ],
+)
+def test_refusal_reasons_of_hfpatch_0_3(stderr: str, reasons: list[str]) -> None:
+    context = cov.Context(**CONTEXT, pair_modules=frozenset())
+    assert [reason.value for reason in cov.refusal_reasons("", stderr, ["f"], context)] == reasons
