@@ -3,20 +3,30 @@
 A patch release X.Y.Z (Z >= 1) carries only fixes cherry-picked onto X.Y.(Z-1), so the diff of the two wheels is a
 set of real upstream fixes. For every `.py` file the two wheels hold in different forms (version bumps, added and
 deleted files set aside), this installs the older release in a venv and runs hfpatch as a user would, in
-subprocesses: `new` with the targets `targets_for` chooses, `apply`, `check`, the module's import, `revert`, `check`.
-Then it compares the patched file with the newer release's, statement by statement:
+subprocesses: `new`, `apply`, `check`, the modules' import, `revert`, `check`. What `new` is asked for is the mode:
 
-- fully backported: every top-level and class-body statement is the newer release's, the module imports where the
-  original did, and revert brings back the original bytes with `check` clean;
-- partial: `new` wrote an entry, but it carries only part of the file's change (statements outside definitions);
-- refused: `new` wrote nothing (exit 2), with the reason in one of a few categories and its raw message;
-- WRONG: apply said it succeeded but the module no longer imports, a definition the entry claims differs from the
-  newer release's, or revert does not restore the bytes. Each is a bug in hfpatch, printed loudly (exit 1).
+- `module` (the default): `--target DIST:MODULE`, the whole module's fix, for every changed file; the changed files
+  of one fix are one patch (`patch_groups`): a file whose newer text imports a name (at its top or in a function,
+  directly or through a package's re-export) whose binding another changed file changes or adds goes with that
+  file, transitively, in either direction. A helper whose signature a fix changes is then carried with its callers.
+- `definitions`: each file alone, its changed functions and methods as targets (`targets_for`): hfpatch 0.2's reach.
 
-    python benchmarks/coverage.py --cache DIR [--set tuning|held-out] [--pair DIST==OLD] [--limit-files N]
+Then it compares each patched file with the newer release's, statement by statement:
+
+- fully backported: every top-level and class-body statement is the newer release's, the modules of the patch
+  import where the originals did, and revert brings back the original bytes with `check` clean;
+- partial: `new` wrote an entry, but it carries only part of the file's change;
+- refused: `new` wrote nothing (exit 2), or apply refused what it wrote, with the reason in one of a few categories
+  and the raw message;
+- WRONG: apply said it succeeded but a module of the patch no longer imports, a statement the entry claims differs
+  from the newer release's, or revert does not restore the bytes. Each is a bug in hfpatch, printed loudly (exit 1).
+
+    python benchmarks/coverage.py --cache DIR [--mode module|definitions] [--set tuning|held-out] [--pair DIST==OLD]
+        [--limit-files N] [--out JSON [--resume]] [--report JSON...]
 
 Run it with an interpreter that has hfpatch, pip (25.1 or newer) and uv installed (`nox -s coverage` makes one).
-It prints the table and writes every file's observations as JSON (--out), for comparing two runs of hfpatch.
+It prints the table and writes every file's observations as JSON (--out) after each patch, for comparing two runs of
+hfpatch; `--resume` keeps what a stopped run wrote there and runs the rest.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import contextlib
 import datetime
 import difflib
 import enum
+import functools
 import hashlib
 import io
 import json
@@ -1244,7 +1255,8 @@ def document(results: Sequence[PairResult], settings: Settings, seconds: float) 
         "schema": SCHEMA,
         "hfpatch_version": hfpatch.__version__,
         "hfpatch_location": str(Path(hfpatch.__file__).parent),
-        "hfpatch_commit": _commit(Path(hfpatch.__file__).parent),
+        "hfpatch_commit": _commit(Path(hfpatch.__file__).parent),  # "" where it is an installed copy (nox's)
+        "benchmark_commit": _commit(Path(__file__).resolve().parent),
         "mode": settings.mode,
         "limit_files": settings.limit_files,
         "python": sys.version.split()[0],
@@ -1253,6 +1265,7 @@ def document(results: Sequence[PairResult], settings: Settings, seconds: float) 
     }
 
 
+@functools.cache
 def _commit(directory: Path) -> str:
     """The commit of the checkout hfpatch was imported from (with `+dirty` where its files differ), or ""."""
     head = run(["git", "rev-parse", "HEAD"], cwd=directory)
@@ -1325,6 +1338,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.report:
         return report(merged([load_results(path) for path in args.report]))
+    import hfpatch  # the one every run uses: this interpreter's (nox installs the checkout's)
+
+    print(f"hfpatch {hfpatch.__version__} from {Path(hfpatch.__file__).parent}", file=sys.stderr, flush=True)
     needs_torch = not args.no_torch and any(pair.distribution in USES_TORCH for pair in pairs)
     torch = ensure_torch(args.torch_dir.absolute()) if needs_torch else None
     settings = Settings(args.cache.absolute(), args.work.absolute(), torch, args.mode, args.limit_files)
