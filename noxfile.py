@@ -6,7 +6,8 @@ uv, and once by pip), and hfpatch as a pipx/uvx tool. `nox -t matrix` runs the f
 README's snippets, and the proof of every patch on the releases tests/releases.py's PROOF names (one session a
 release; the patches whose probes need torch in one session). `.ci/run` runs both. `nox -s every_release` proves
 every patch on every release its entry names; `nox -s mutants` measures the fast suite against hand-written defects;
-`nox -s bench` prints what check and apply cost.
+`nox -s bench` prints what check and apply cost;
+`nox -s coverage` measures how much of real upstream fixes (patch releases) `hfpatch new` carries.
 """
 
 from __future__ import annotations
@@ -231,3 +232,14 @@ def bench_three_files(session: nox.Session) -> None:
     session.install("pip")
     session.run("python", "-m", "pip", "install", "-q", ".", "transformers==5.5.0")
     session.run("python", "benchmarks/bench.py", "--three-files", *session.posargs)
+
+
+@nox.session(python=MAIN_PYTHON, default=False)
+def coverage(session: nox.Session) -> None:
+    """How much of real upstream fixes `hfpatch new` carries, file by file over patch releases (prints a table).
+
+    Wheels, venvs and torch are kept in the user's cache directory (~/.cache/hfpatch-coverage) for the next run;
+    arguments after `--` go to benchmarks/coverage.py (`-- --set tuning`, `-- --pair transformers==4.53.1`).
+    """
+    session.install(".", "pip>=25.1", "uv")  # the script downloads wheels with pip and builds venvs with uv
+    session.run("python", "benchmarks/coverage.py", *session.posargs)
