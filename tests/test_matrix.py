@@ -3,7 +3,9 @@ the releases the rule names, each a release its entry was read from. Fast: it re
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from packaging.version import Version
@@ -57,3 +59,30 @@ def test_what_probes_need_installs_in_one_session() -> None:
     """release_torch installs every patch's needs at once: torch is the build this machine holds."""
     for needs in PROBE_NEEDS.values():
         assert TORCH in needs
+
+
+def _readme_rows() -> dict[str, list[str]]:
+    """The README's "Do I need it" table, by patch id: its cells after the id."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Do I need it\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        found = re.fullmatch(r"\| `([a-z0-9_.-]+)` \|(.*)\|", line)
+        if found:
+            rows[found.group(1)] = [cell.strip() for cell in found.group(2).split(" | ")]
+    return rows
+
+
+def test_the_readme_says_of_every_built_in_patch_what_its_entry_says() -> None:
+    """Who needs each patch, where upstream fixed it and which advisories it closes, as the entry (read off the
+    wheels) has it: the table is the first thing a user reads, so it cannot drift from the catalog."""
+    rows = _readme_rows()
+    assert sorted(rows) == sorted(patch.id for patch in PATCHES)
+    for patch in PATCHES:
+        _upstream, releases, fixed_in, _what, advisories = rows[patch.id]
+        needing = sorted(
+            (Version(release) for release, verdict in _named(patch).items() if verdict is Verdict.NEEDS_PATCH)
+        )
+        assert releases == f"{patch.distribution} {needing[0]} to {needing[-1]}", patch.id
+        assert fixed_in == (patch.fixed_in or "none yet"), patch.id
+        assert advisories == ", ".join(patch.advisories), patch.id
