@@ -182,3 +182,61 @@ def test_the_probe_shows_the_bug_until_apply_and_again_after_revert(patch: Patch
     assert [path.read_bytes() if path.exists() else None for path in paths] == originals
     again = _hfpatch(site, patch, "verify")
     assert again.returncode == 1 and "is live here" in again.stdout, again.stdout + again.stderr
+
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+FROM_A_BUILD = "transformers==4.57.6"  # the release the README's --fixed-from example backports the fix to
+
+
+def test_the_readme_fix_from_a_pre_release_wheel_is_carried_to_the_release_it_names(tmp_path: Path) -> None:
+    """The README's --fixed-from lines, as written: the fix of CVE-2026-1839 from the 5.0.0rc3 wheel (a build that no
+    release of 4.x has) becomes an entry that, with the built-in entry's probe, shows the hole on 4.57.6, closes it
+    on apply and opens it again on revert. The wheels come from the package index."""
+    import re
+
+    (patch,) = [each for each in PATCHES if each.id == "transformers-43140"]
+    installed = _installed("transformers")
+    if installed is None or f"transformers=={installed.version}" != FROM_A_BUILD:
+        pytest.skip(f"the README's example backports to {FROM_A_BUILD}; the release_torch session installs it")
+    installed = _proven_here(patch)  # torch and accelerate, which the probe needs
+    (block,) = [text for text in re.findall(r"^```sh\n(.*?)^```$", README, re.M | re.S) if "--fixed-from" in text]
+    env = clean_env(PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    written = subprocess.run(
+        ["bash", "-c", f"set -e\n{block}"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert written.returncode == 0, written.stdout + written.stderr
+    table = {line.split()[0]: line.split()[2] for line in written.stdout.splitlines() if re.match(r"\d+\.\d+", line)}
+    assert table.get(installed.version) == "needs-patch", written.stdout
+    (catalog_dir,) = {Path(part) for part in re.findall(r"--catalog (\S+)", block)}
+    (patch_id,) = re.findall(r"hfpatch new (\S+)", block)
+    own = tmp_path / catalog_dir / patch_id
+    assert patch.probe is not None
+    shutil.copy2(patch.probe, own / "probe.py")  # new wrote a skeleton; the built-in entry's probe runs the hole
+    site = _private_copy(installed, patch, tmp_path / "site")
+    original = (site / patch.files[0].file).read_bytes()
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [
+            sys.executable,
+            "-m",
+            "hfpatch",
+            *args,
+            "--catalog",
+            str(tmp_path / catalog_dir),
+            "--patch",
+            patch_id,
+        ]
+        env = clean_env(PYTHONPATH=str(site))
+        return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+
+    before = run("verify")
+    assert before.returncode == 1 and "is live here" in before.stdout, before.stdout + before.stderr
+    applied = run("apply")
+    assert applied.returncode == 0 and f"{patch_id}: patched:" in applied.stdout, applied.stdout + applied.stderr
+    after = run("verify")
+    assert after.returncode == 0 and f"{patch_id}: verified:" in after.stdout, after.stdout + after.stderr
+    reverted = run("revert")
+    assert reverted.returncode == 0, reverted.stdout + reverted.stderr
+    assert (site / patch.files[0].file).read_bytes() == original
+    again = run("verify")
+    assert again.returncode == 1 and "is live here" in again.stdout, again.stdout + again.stderr
