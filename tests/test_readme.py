@@ -112,6 +112,28 @@ def test_the_ci_lines_run_and_say_what_they_promise(tmp_path: Path) -> None:
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
 
 
+def test_the_pip_audit_lines_ignore_exactly_the_advisories_fixed_here(tmp_path: Path) -> None:
+    """The pip-audit block on transformers 4.57.6 once hfpatch applied transformers-43140: `check --pip-audit`
+    expands to the two ids of CVE-2026-1839 and pip-audit takes them. The audit itself asks a vulnerability
+    service, which this machine cannot reach, so pip-audit runs with --dry-run (it reads its options and the
+    environment's distributions, and audits nothing); every other word of the block is as written."""
+    (block,) = [block for block in _blocks("sh") if "pip-audit" in block]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    env = _clean_env(PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    context = _checkout(tmp_path / "clone")
+    done = _run(f"pip install -q '{context}' transformers==4.57.6 && hfpatch apply", tmp_path, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "transformers-43140: patched:" in done.stdout, done.stdout
+    options = _run("hfpatch check --pip-audit", tmp_path, env)
+    assert options.stdout.split() == ["--ignore-vuln", "CVE-2026-1839", "--ignore-vuln", "GHSA-69w3-r845-3855"]
+    for line in block.strip().splitlines():
+        command = line.split("#")[0].strip().replace("pip-audit $(", "pip-audit --dry-run $(")
+        done = _run(f"set -x; {command}", tmp_path, env)
+        assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
+    assert "--ignore-vuln CVE-2026-1839 --ignore-vuln GHSA-69w3-r845-3855" in done.stderr, done.stderr
+
+
 def test_the_own_catalog_lines_run(tmp_path: Path) -> None:
     """The lines a team adds for its own catalog: a made-up distribution with a bug, and an entry for it."""
     from toy import make_site
