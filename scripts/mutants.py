@@ -190,7 +190,7 @@ MUTANTS = [
         "no-other-entries",
         "reverting one of two patches of a file rebuilds it with the other's fix",
         "hfpatch/cli.py",
-        "        lookup=catalog.finder(args.catalogs),\n",
+        "        lookup=catalog.finder(catalogs),\n",
         "",
     ),
     Mutant(
@@ -226,8 +226,10 @@ MUTANTS = [
         "helper-names-unchecked",
         "a patch never raises NameError: the names an inserted helper uses are checked against the old module too",
         "hfpatch/new/judge.py",
-        "        for name in changing\n        for free in sorted(fixes[name].free_names)\n",
-        "        for name in present\n        for free in sorted(fixes[name].free_names)\n",
+        "        if change.op is Op.DELETE:\n            continue\n        unit = statements.find(patched, ch"
+        "ange.key)\n",
+        "        if change.op is not Op.REPLACE:\n            continue\n        unit = statements.find(patche"
+        "d, change.key)\n",
     ),
     Mutant(
         "binding-decorator-by-full-name",
@@ -247,23 +249,24 @@ MUTANTS = [
         "pre-release-after-the-fix-judged-by-text",
         "a pre-release after --fixed-in has the fix, whatever its text",
         "hfpatch/new/judge.py",
-        "    if not versions.is_at_least(release, fixed_in):\n",
-        "    if not versions.is_final_at_least(release, fixed_in):\n",
+        "    if fixed_in is not None and versions.is_at_least(release, fixed_in):\n        # Upstream kept",
+        '    if fixed_in is not None and versions.is_at_least(release, fixed_in) and "rc" not in release:\n  '
+        "      # Upstream kept",
     ),
     Mutant(
         "helper-after-its-caller-not-moved",
         "a helper the fixed file defines after its caller is still inserted (before the caller)",
-        "hfpatch/new/assemble.py",
-        "    ordered = _insertion_order(ordered, insertable)\n",
-        "",
+        "hfpatch/new/judge.py",
+        "tuple(sorted(chosen, key=lambda change: _order(fix, change)))",
+        "tuple(chosen)",
     ),
     # ------------------------------------------------------------------------------- hfpatch new: the command
     Mutant(
         "walk-back-stops-at-a-release-without-a-wheel",
         "the walk back goes on past a release that has no wheel",
         "hfpatch/new/command.py",
-        "            if key in reading.texts and not defines_any(reading.texts[key], targets, key):\n",
-        "            if not defines_any(reading.texts.get(key), targets, key):\n",
+        "if key in reading.texts and not _defines_any(reading.texts[key], keys, key):",
+        "if not _defines_any(reading.texts.get(key) or {}, keys, key):",
     ),
     # ----------------------------------------------------------------------------------------- reading wheels
     Mutant(
@@ -320,8 +323,8 @@ MUTANTS = [
         "fixed-text-crlf-kept",
         "a fixed text checked out with CRLF line endings is the same fixed text",
         "hfpatch/entry.py",
-        '    fixed_text = fixed_path.read_text(encoding="utf-8").replace("\\r\\n", "\\n").rstrip("\\n")\n',
-        '    fixed_text = fixed_path.read_bytes().decode("utf-8").rstrip("\\n")\n',
+        'fixed_text = path.read_text(encoding="utf-8").replace("\\r\\n", "\\n").rstrip("\\n")',
+        'fixed_text = path.read_bytes().decode("utf-8").rstrip("\\n")',
     ),
     Mutant(
         "an-entry-given-as-a-catalog-unexplained",
@@ -335,8 +338,9 @@ MUTANTS = [
         "a-broken-python-stops-the-rest",
         "one unusable --python does not stop the others",
         "hfpatch/commands.py",
-        "            result.error = str(error)\n            continue\n",
-        "            result.error = str(error)\n            break\n",
+        "        for result in results:\n            _resolve(result)\n",
+        "        for result in results:\n            _resolve(result)\n            if result.error:\n        "
+        "        break\n",
     ),
     Mutant(
         "exit-code-of-the-last-environment",
@@ -363,8 +367,8 @@ MUTANTS = [
         "advice-names-every-python",
         "each environment's advice names its own --python",
         "hfpatch/cli.py",
-        "        return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs)\n",
-        "        return commands.suggestion(args.pythons, args.patch_ids, args.catalogs)\n",
+        "return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs, chosen)",
+        "return commands.suggestion(args.pythons, args.patch_ids, args.catalogs, chosen)",
     ),
     Mutant(
         "obsolete-across-environments",
@@ -400,8 +404,8 @@ MUTANTS = [
         "backported-fix-called-otherwise",
         "a release the catalog lists as fixed has the upstream fix, a maintenance release before fixed_in too",
         "hfpatch/diagnosis.py",
-        "    if installation.version in found.released_in or versions.is_at_least(",
-        "    if versions.is_at_least(",
+        "    upstream = version in found.released_in or (",
+        "    upstream = (",
     ),
     Mutant(
         "installed-names-lowercased",
@@ -414,23 +418,23 @@ MUTANTS = [
         "a-patch-named-twice-runs-twice",
         "a --patch given twice is acted on once",
         "hfpatch/cli.py",
-        "    patch_ids = list(dict.fromkeys(args.patch_ids))\n",
-        "    patch_ids = list(args.patch_ids)\n",
+        "    named = list(dict.fromkeys(args.patch_ids))",
+        "    named = list(args.patch_ids)",
     ),
     Mutant(
         "blank-lines-indented",
         "a blank line of a fixed method stays empty, so the patched file is upstream's byte for byte",
         "hfpatch/rewrite.py",
-        '    lines = [f"{indent}{line}" if line.strip() else line for line in body.split("\\n")]',
-        '    lines = [f"{indent}{line}" for line in body.split("\\n")]',
+        '    return "\\n".join(f"{indent}{line}" if line else line for line in code.split("\\n"))',
+        '    return "\\n".join(f"{indent}{line}" for line in code.split("\\n"))',
     ),
     # ---------------------------------------------------------------------------------------------- writing
     Mutant(
         "stale-backup-patched-over-a-new-install",
         "after an upgrade, apply patches the release installed now, never the old release's backup",
         "hfpatch/executor.py",
-        "            facts = facts._replace(state=None, backup=None)\n",
-        "",
+        "            facts = facts._replace(state=None, files=tuple(_forgotten(file) for file in facts.files))",
+        "            facts = facts._replace(state=None)",
     ),
     Mutant(
         "revert-refuses-before-it-clears-a-stale-state",
@@ -444,8 +448,110 @@ MUTANTS = [
         "revert-needs-a-backup-of-an-original-file",
         "revert of a file that holds the original again needs no backup",
         "hfpatch/executor.py",
-        "    if saved is None or facts.source_sha256 == saved.before_sha256 or facts.installation is None:\n",
-        "    if saved is None or facts.installation is None:\n",
+        "    if file.source_sha256 == original_sha256:\n        return file.source\n    assert facts.installa"
+        "tion is not None\n",
+        "    assert facts.installation is not None\n",
+    ),
+    # --------------------------------------------------------------- probes, advisories, lazy entries, new's judging
+    Mutant(
+        "probe-runs-in-the-callers-directory",
+        "a probe runs in a scratch directory of its own, never in the directory verify was started from",
+        "hfpatch/verification.py",
+        "                cwd=scratch,\n",
+        "                cwd=None,\n",
+    ),
+    Mutant(
+        "probe-online",
+        "a probe runs offline",
+        "hfpatch/verification.py",
+        "    env.update(_OFFLINE, PYTHONDONTWRITEBYTECODE",
+        "    env.update(PYTHONDONTWRITEBYTECODE",
+    ),
+    Mutant(
+        "probe-without-a-result-passes",
+        "a probe that prints no result is broken, not a pass",
+        "hfpatch/verification.py",
+        '    raise ProbeBroken(f"{exited} and {what}" + (f" ({said})" if said else ""))',
+        '    return {"ok": True}',
+    ),
+    Mutant(
+        "probe-ok-any-value",
+        'a probe\'s "ok" is true or false, nothing else',
+        "hfpatch/verification.py",
+        'if isinstance(parsed, dict) and isinstance(parsed.get("ok"), bool):',
+        'if isinstance(parsed, dict) and "ok" in parsed:',
+    ),
+    Mutant(
+        "broken-probe-exits-0",
+        "a broken probe is an error (exit 2)",
+        "hfpatch/verification.py",
+        "return _with(checked, Action.PROBE_BROKEN, ExitCode.ERROR, message)",
+        "return _with(checked, Action.PROBE_BROKEN, ExitCode.OK, message)",
+    ),
+    Mutant(
+        "probe-needs-ignored",
+        "a probe that needs what the interpreter lacks proves nothing: not verified, never live",
+        "hfpatch/verification.py",
+        'if not result.get("ok") and isinstance(needs, str) and needs:',
+        "if False:",
+    ),
+    Mutant(
+        "force-writes-the-skeleton-over-the-probe",
+        "new --force keeps the author's probe",
+        "hfpatch/new/command.py",
+        "            return patch._replace(about=(*patch.about, skeleton.ABOUT)), None\n        return patch, None\n",
+        "            return patch._replace(about=(*patch.about, skeleton.ABOUT)), None\n"
+        "        return patch, skeleton.skeleton(patch)\n",
+    ),
+    Mutant(
+        "a-later-release-is-judged-as-the-old-one",
+        "without --fixed-in, a release later than the fix build with other code is left alone",
+        "hfpatch/new/assemble.py",
+        "    if header.fixed_in is None and fixed.version is not None and not versions.is_at_least(fixed.version, "
+        "release):",
+        "    if False:",
+    ),
+    Mutant(
+        "callees-not-compared",
+        "new refuses a fix that calls its module's function or class whose signature differs here",
+        "hfpatch/new/assemble.py",
+        "if ours is None or theirs is None or judge.callee_accepts(patched, fix_source, name):",
+        "if True:",
+    ),
+    Mutant(
+        "an-open-advisory-counts-as-fixed",
+        "an advisory is fixed only where its patch is applied",
+        "hfpatch/commands.py",
+        '    Condition.NEEDS_PATCH: "open",',
+        '    Condition.NEEDS_PATCH: "fixed",',
+    ),
+    Mutant(
+        "pip-audit-ignores-open-advisories",
+        "check --pip-audit never ignores an advisory that is open here",
+        "hfpatch/render.py",
+        'for advisory in advisories(result, "fixed")]',
+        'for advisory in advisories(result, "fixed") + advisories(result, "open")]',
+    ),
+    Mutant(
+        "entries-sharing-a-file-read-as-headers",
+        "two patches of one statement are refused together, though check reads entries as their headers",
+        "hfpatch/catalog.py",
+        "        patches = [whole_entry(patch) if patch.id in sharing else patch for patch in patches]",
+        "        patches = list(patches)",
+    ),
+    Mutant(
+        "quiet-prints-everything",
+        "check -q prints only what needs action",
+        "hfpatch/render.py",
+        "shown = [outcome for outcome in result.outcomes if not view.quiet or outcome.exit_code is not ExitCode.OK]",
+        "shown = list(result.outcomes)",
+    ),
+    Mutant(
+        "config-unknown-key-read",
+        "a key [tool.hfpatch] does not have is one error line",
+        "hfpatch/config.py",
+        "    unknown = [key for key in table if key not in KEYS]",
+        "    unknown = []",
     ),
 ]
 
@@ -454,7 +560,7 @@ def _copy_project(where: Path) -> Path:
     # The suite runs hfpatch as another user too (tests/test_ownership.py): the copy must be readable by all.
     where.chmod(0o755)
     copy = where / "project"
-    for name in ("hfpatch", "patches", "tests"):
+    for name in ("hfpatch", "patches", "tests", "benchmarks"):
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, copy / name)
