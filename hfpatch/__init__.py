@@ -1,3 +1,3 @@
 """hfpatch: backport upstream fixes into an installed transformers, on disk, safely and reversibly."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
