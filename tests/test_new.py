@@ -522,7 +522,12 @@ def test_a_helper_method_that_reads_an_attribute_the_old_class_lacks_is_not_appl
     assert not (tmp_path / "catalog").exists()
 
 
-def test_a_helper_the_fixed_file_defines_after_its_caller_is_inserted_before_it(new: NewRun, tmp_path: Path) -> None:
+def test_a_helper_the_fixed_file_defines_after_its_caller_is_inserted_after_it_where_the_caller_stays(
+    new: NewRun, tmp_path: Path
+) -> None:
+    """The fix puts total before SKIP and _clean after total: total is patched where 1.0 has it (the order of the
+    statements around it is not the fix's), and _clean goes after it, as upstream places it. hfpatch 0.2 could only
+    insert before the next target, and put _clean before total."""
     fix = f"{TOTAL_CLEANED}\n\n{CLEAN_SKIPPING}\n\n{SKIP}"
     old = f"{SKIP}\n\ndef total(items):\n    return sum(items)\n"
     links = releases_in(tmp_path / "links", {"1.0": old, "2.0": fix})
@@ -530,12 +535,14 @@ def test_a_helper_the_fixed_file_defines_after_its_caller_is_inserted_before_it(
     assert done.code == 0, done.err
     assert done.table()["1.0"][1] == "needs-patch"
     patch = entry.load(tmp_path / "catalog" / "madeup-x")
-    assert [(each.name, each.insert_if_absent) for each in patch.files[0].targets] == [
-        ("_clean", True),
-        ("total", False),
+    targets = patch.files[0].targets
+    assert [(each.name, each.insert_if_absent, each.fixed_text is None) for each in targets] == [
+        ("total", False, False),
+        ("_clean", True, False),
     ]
+    assert targets[1].after == "total"
     (needing,) = [known for known in patch.files[0].known_files if known.verdict is Verdict.NEEDS_PATCH]
-    expected = f"{SKIP}\n\n{CLEAN_SKIPPING}\n\n{TOTAL_CLEANED}"
+    expected = f"{SKIP}\n\n{TOTAL_CLEANED}\n\n{CLEAN_SKIPPING}"
     assert needing.patched_sha256 == sha256(expected)
 
 
