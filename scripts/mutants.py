@@ -190,7 +190,7 @@ MUTANTS = [
         "no-other-entries",
         "reverting one of two patches of a file rebuilds it with the other's fix",
         "hfpatch/cli.py",
-        "        lookup=catalog.finder(args.catalogs),\n",
+        "        lookup=catalog.finder(catalogs),\n",
         "",
     ),
     Mutant(
@@ -226,8 +226,10 @@ MUTANTS = [
         "helper-names-unchecked",
         "a patch never raises NameError: the names an inserted helper uses are checked against the old module too",
         "hfpatch/new/judge.py",
-        "        for name in changing\n        for free in sorted(fixes[name].free_names)\n",
-        "        for name in present\n        for free in sorted(fixes[name].free_names)\n",
+        "        if change.op is Op.DELETE:\n            continue\n"
+        "        unit = statements.find(patched, change.key)\n",
+        "        if change.op is not Op.REPLACE:\n            continue\n"
+        "        unit = statements.find(patched, change.key)\n",
     ),
     Mutant(
         "binding-decorator-by-full-name",
@@ -247,23 +249,23 @@ MUTANTS = [
         "pre-release-after-the-fix-judged-by-text",
         "a pre-release after --fixed-in has the fix, whatever its text",
         "hfpatch/new/judge.py",
-        "    if not versions.is_at_least(release, fixed_in):\n",
-        "    if not versions.is_final_at_least(release, fixed_in):\n",
+        "    if fixed_in is not None and versions.is_at_least(release, fixed_in):\n        # Upstream kept",
+        "    if fixed_in is not None and versions.is_final_at_least(release, fixed_in):\n        # Upstream kept",
     ),
     Mutant(
-        "helper-after-its-caller-not-moved",
-        "a helper the fixed file defines after its caller is still inserted (before the caller)",
-        "hfpatch/new/assemble.py",
-        "    ordered = _insertion_order(ordered, insertable)\n",
-        "",
+        "a-moved-caller-taken-out",
+        "a target the fix moved is patched where the release has it, its helper inserted after it as upstream has it",
+        "hfpatch/new/judge.py",
+        "        differing.setdefault(difference.key, difference)\n",
+        "        differing[difference.key] = difference\n",
     ),
     # ------------------------------------------------------------------------------- hfpatch new: the command
     Mutant(
         "walk-back-stops-at-a-release-without-a-wheel",
         "the walk back goes on past a release that has no wheel",
         "hfpatch/new/command.py",
-        "            if key in reading.texts and not defines_any(reading.texts[key], targets, key):\n",
-        "            if not defines_any(reading.texts.get(key), targets, key):\n",
+        "            if key in reading.texts and not _defines_any(reading.texts[key], keys, key):\n",
+        "            if not _defines_any(reading.texts.get(key, {}), keys, key):\n",
     ),
     # ----------------------------------------------------------------------------------------- reading wheels
     Mutant(
@@ -320,8 +322,8 @@ MUTANTS = [
         "fixed-text-crlf-kept",
         "a fixed text checked out with CRLF line endings is the same fixed text",
         "hfpatch/entry.py",
-        '    fixed_text = fixed_path.read_text(encoding="utf-8").replace("\\r\\n", "\\n").rstrip("\\n")\n',
-        '    fixed_text = fixed_path.read_bytes().decode("utf-8").rstrip("\\n")\n',
+        '        fixed_text = path.read_text(encoding="utf-8").replace("\\r\\n", "\\n").rstrip("\\n")\n',
+        '        fixed_text = path.read_bytes().decode("utf-8").rstrip("\\n")\n',
     ),
     Mutant(
         "an-entry-given-as-a-catalog-unexplained",
@@ -335,8 +337,9 @@ MUTANTS = [
         "a-broken-python-stops-the-rest",
         "one unusable --python does not stop the others",
         "hfpatch/commands.py",
-        "            result.error = str(error)\n            continue\n",
-        "            result.error = str(error)\n            break\n",
+        "        for result in results:\n            _resolve(result)\n",
+        "        for result in results:\n            _resolve(result)\n            if result.error:\n"
+        "                break\n",
     ),
     Mutant(
         "exit-code-of-the-last-environment",
@@ -363,8 +366,8 @@ MUTANTS = [
         "advice-names-every-python",
         "each environment's advice names its own --python",
         "hfpatch/cli.py",
-        "        return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs)\n",
-        "        return commands.suggestion(args.pythons, args.patch_ids, args.catalogs)\n",
+        "        return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs, chosen)\n",
+        "        return commands.suggestion(args.pythons, args.patch_ids, args.catalogs, chosen)\n",
     ),
     Mutant(
         "obsolete-across-environments",
@@ -400,8 +403,8 @@ MUTANTS = [
         "backported-fix-called-otherwise",
         "a release the catalog lists as fixed has the upstream fix, a maintenance release before fixed_in too",
         "hfpatch/diagnosis.py",
-        "    if installation.version in found.released_in or versions.is_at_least(",
-        "    if versions.is_at_least(",
+        "    upstream = version in found.released_in or (\n",
+        "    upstream = (\n",
     ),
     Mutant(
         "installed-names-lowercased",
@@ -414,23 +417,25 @@ MUTANTS = [
         "a-patch-named-twice-runs-twice",
         "a --patch given twice is acted on once",
         "hfpatch/cli.py",
-        "    patch_ids = list(dict.fromkeys(args.patch_ids))\n",
-        "    patch_ids = list(args.patch_ids)\n",
+        "    named = list(dict.fromkeys(args.patch_ids))\n",
+        "    named = list(args.patch_ids)\n",
     ),
     Mutant(
         "blank-lines-indented",
-        "a blank line of a fixed method stays empty, so the patched file is upstream's byte for byte",
+        "a blank line of a fixed method stays empty where schema 2's dedented text is placed, so the patched file "
+        "is upstream's byte for byte",
         "hfpatch/rewrite.py",
-        '    lines = [f"{indent}{line}" if line.strip() else line for line in body.split("\\n")]',
-        '    lines = [f"{indent}{line}" for line in body.split("\\n")]',
+        '    return tuple(f"{indent}{line}{newline}" if line.strip() else f"{line}{newline}"'
+        ' for line in text.split("\\n"))',
+        '    return tuple(f"{indent}{line}{newline}" for line in text.split("\\n"))',
     ),
     # ---------------------------------------------------------------------------------------------- writing
     Mutant(
         "stale-backup-patched-over-a-new-install",
         "after an upgrade, apply patches the release installed now, never the old release's backup",
         "hfpatch/executor.py",
-        "            facts = facts._replace(state=None, backup=None)\n",
-        "",
+        "            facts = facts._replace(state=None, files=tuple(_forgotten(file) for file in facts.files))\n",
+        "            facts = facts._replace(state=None)\n",
     ),
     Mutant(
         "revert-refuses-before-it-clears-a-stale-state",
@@ -444,8 +449,10 @@ MUTANTS = [
         "revert-needs-a-backup-of-an-original-file",
         "revert of a file that holds the original again needs no backup",
         "hfpatch/executor.py",
-        "    if saved is None or facts.source_sha256 == saved.before_sha256 or facts.installation is None:\n",
-        "    if saved is None or facts.installation is None:\n",
+        "        if file.source_sha256 == file.state.original_sha256:"
+        "  # a lost backup matters only where the file is not it\n"
+        "            return file.source\n",
+        "",
     ),
 ]
 
