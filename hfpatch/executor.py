@@ -95,14 +95,17 @@ def _without(patches: tuple[str, ...], patch_id: str) -> tuple[str, ...]:
 
 
 def original_of(facts: Facts, file: FileFacts) -> bytes:
-    """The file's original bytes: its verified backup where hfpatch holds a state of the file, the original a run
-    saved first where it was killed before that state was written, else the file itself (then the original: hfpatch
-    holds no patch in it)."""
+    """The file's original bytes: its verified backup where hfpatch holds a state of the file (or the file itself,
+    where a reinstall put the original back: its digest is the state's), the original a run saved first where it
+    was killed before that state was written, else the file itself (then the original: hfpatch holds no patch in
+    it)."""
     assert file.source is not None
     if file.state is not None:
-        if file.original is None:
-            raise StateError(f"{file.original_error}; nothing was changed. Reinstall {facts.patch.distribution}.")
-        return file.original
+        if file.original is not None:
+            return file.original
+        if file.source_sha256 == file.state.original_sha256:  # a lost backup matters only where the file is not it
+            return file.source
+        raise StateError(f"{file.original_error}; nothing was changed. Reinstall {facts.patch.distribution}.")
     saved = facts.state
     change = None if saved is None else saved.change_of(file.file)
     if saved is None or change is None or saved.phase is Phase.APPLIED:
@@ -341,10 +344,10 @@ def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phas
             raise UnexpectedCode(imported.refusal)
         notes += [imported.note] if imported.note else []
     for plan in plans:
-        if plan.facts.state is None or plan.facts.state.original_path:
+        if plan.facts.state is None or plan.facts.state.original_path or plan.facts.original is None:
             # The original, saved in this layout before anything else: every later step can be undone from it. A
             # revert too, where the original lies where only the state it overwrites next says (an interrupted
-            # apply's, hfpatch 0.2's).
+            # apply's, hfpatch 0.2's), and where the backup was lost and the file holds the original again.
             state.save_original(root, plan.facts.file, plan.original)
     if phase is Phase.APPLYING:
         fault_point("apply:after-backup")

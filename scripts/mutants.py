@@ -226,10 +226,10 @@ MUTANTS = [
         "helper-names-unchecked",
         "a patch never raises NameError: the names an inserted helper uses are checked against the old module too",
         "hfpatch/new/judge.py",
-        "        if change.op is Op.DELETE:\n            continue\n        unit = statements.find(patched, ch"
-        "ange.key)\n",
-        "        if change.op is not Op.REPLACE:\n            continue\n        unit = statements.find(patche"
-        "d, change.key)\n",
+        "        if change.op is Op.DELETE:\n            continue\n"
+        "        unit = statements.find(patched, change.key)\n",
+        "        if change.op is not Op.REPLACE:\n            continue\n"
+        "        unit = statements.find(patched, change.key)\n",
     ),
     Mutant(
         "binding-decorator-by-full-name",
@@ -250,23 +250,22 @@ MUTANTS = [
         "a pre-release after --fixed-in has the fix, whatever its text",
         "hfpatch/new/judge.py",
         "    if fixed_in is not None and versions.is_at_least(release, fixed_in):\n        # Upstream kept",
-        '    if fixed_in is not None and versions.is_at_least(release, fixed_in) and "rc" not in release:\n  '
-        "      # Upstream kept",
+        "    if fixed_in is not None and versions.is_final_at_least(release, fixed_in):\n        # Upstream kept",
     ),
     Mutant(
-        "helper-after-its-caller-not-moved",
-        "a helper the fixed file defines after its caller is still inserted (before the caller)",
+        "a-moved-caller-taken-out",
+        "a target the fix moved is patched where the release has it, its helper inserted after it as upstream has it",
         "hfpatch/new/judge.py",
-        "tuple(sorted(chosen, key=lambda change: _order(fix, change)))",
-        "tuple(chosen)",
+        "        differing.setdefault(difference.key, difference)\n",
+        "        differing[difference.key] = difference\n",
     ),
     # ------------------------------------------------------------------------------- hfpatch new: the command
     Mutant(
         "walk-back-stops-at-a-release-without-a-wheel",
         "the walk back goes on past a release that has no wheel",
         "hfpatch/new/command.py",
-        "if key in reading.texts and not _defines_any(reading.texts[key], keys, key):",
-        "if not _defines_any(reading.texts.get(key) or {}, keys, key):",
+        "            if key in reading.texts and not _defines_any(reading.texts[key], keys, key):\n",
+        "            if not _defines_any(reading.texts.get(key, {}), keys, key):\n",
     ),
     # ----------------------------------------------------------------------------------------- reading wheels
     Mutant(
@@ -323,8 +322,8 @@ MUTANTS = [
         "fixed-text-crlf-kept",
         "a fixed text checked out with CRLF line endings is the same fixed text",
         "hfpatch/entry.py",
-        'fixed_text = path.read_text(encoding="utf-8").replace("\\r\\n", "\\n").rstrip("\\n")',
-        'fixed_text = path.read_bytes().decode("utf-8").rstrip("\\n")',
+        '        fixed_text = path.read_text(encoding="utf-8").replace("\\r\\n", "\\n").rstrip("\\n")\n',
+        '        fixed_text = path.read_bytes().decode("utf-8").rstrip("\\n")\n',
     ),
     Mutant(
         "an-entry-given-as-a-catalog-unexplained",
@@ -339,8 +338,8 @@ MUTANTS = [
         "one unusable --python does not stop the others",
         "hfpatch/commands.py",
         "        for result in results:\n            _resolve(result)\n",
-        "        for result in results:\n            _resolve(result)\n            if result.error:\n        "
-        "        break\n",
+        "        for result in results:\n            _resolve(result)\n            if result.error:\n"
+        "                break\n",
     ),
     Mutant(
         "exit-code-of-the-last-environment",
@@ -367,8 +366,8 @@ MUTANTS = [
         "advice-names-every-python",
         "each environment's advice names its own --python",
         "hfpatch/cli.py",
-        "return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs, chosen)",
-        "return commands.suggestion(args.pythons, args.patch_ids, args.catalogs, chosen)",
+        "        return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs, chosen)\n",
+        "        return commands.suggestion(args.pythons, args.patch_ids, args.catalogs, chosen)\n",
     ),
     Mutant(
         "obsolete-across-environments",
@@ -404,8 +403,8 @@ MUTANTS = [
         "backported-fix-called-otherwise",
         "a release the catalog lists as fixed has the upstream fix, a maintenance release before fixed_in too",
         "hfpatch/diagnosis.py",
-        "    upstream = version in found.released_in or (",
-        "    upstream = (",
+        "    upstream = version in found.released_in or (\n",
+        "    upstream = (\n",
     ),
     Mutant(
         "installed-names-lowercased",
@@ -418,23 +417,25 @@ MUTANTS = [
         "a-patch-named-twice-runs-twice",
         "a --patch given twice is acted on once",
         "hfpatch/cli.py",
-        "    named = list(dict.fromkeys(args.patch_ids))",
-        "    named = list(args.patch_ids)",
+        "    named = list(dict.fromkeys(args.patch_ids))\n",
+        "    named = list(args.patch_ids)\n",
     ),
     Mutant(
         "blank-lines-indented",
-        "a blank line of a fixed method stays empty, so the patched file is upstream's byte for byte",
+        "a blank line of a fixed method stays empty where schema 2's dedented text is placed, so the patched file "
+        "is upstream's byte for byte",
         "hfpatch/rewrite.py",
-        '    return "\\n".join(f"{indent}{line}" if line else line for line in code.split("\\n"))',
-        '    return "\\n".join(f"{indent}{line}" for line in code.split("\\n"))',
+        '    return tuple(f"{indent}{line}{newline}" if line.strip() else f"{line}{newline}"'
+        ' for line in text.split("\\n"))',
+        '    return tuple(f"{indent}{line}{newline}" for line in text.split("\\n"))',
     ),
     # ---------------------------------------------------------------------------------------------- writing
     Mutant(
         "stale-backup-patched-over-a-new-install",
         "after an upgrade, apply patches the release installed now, never the old release's backup",
         "hfpatch/executor.py",
-        "            facts = facts._replace(state=None, files=tuple(_forgotten(file) for file in facts.files))",
-        "            facts = facts._replace(state=None)",
+        "            facts = facts._replace(state=None, files=tuple(_forgotten(file) for file in facts.files))\n",
+        "            facts = facts._replace(state=None)\n",
     ),
     Mutant(
         "revert-refuses-before-it-clears-a-stale-state",
@@ -448,9 +449,10 @@ MUTANTS = [
         "revert-needs-a-backup-of-an-original-file",
         "revert of a file that holds the original again needs no backup",
         "hfpatch/executor.py",
-        "    if file.source_sha256 == original_sha256:\n        return file.source\n    assert facts.installa"
-        "tion is not None\n",
-        "    assert facts.installation is not None\n",
+        "        if file.source_sha256 == file.state.original_sha256:"
+        "  # a lost backup matters only where the file is not it\n"
+        "            return file.source\n",
+        "",
     ),
     # --------------------------------------------------------------- probes, advisories, lazy entries, new's judging
     Mutant(

@@ -86,6 +86,6 @@ def test_pip_audit_options_are_for_one_environment(site: Site) -> None:
 
 def test_list_names_the_advisories_of_each_patch(site: Site) -> None:
     listed = site.run("list")
-    assert f"  fixes {', '.join(ADVISORIES)}" in listed.out
+    assert listed.listing()[PATCH_ID]["what it fixes"] == f"greet(None) fails (fixes {', '.join(ADVISORIES)})"
     (environment,) = json.loads(site.run("list", "--json").out)["environments"]
     assert environment["patches"][0]["advisories"] == ADVISORIES

@@ -228,7 +228,7 @@ def test_with_json_an_error_after_parsing_is_one_document_on_stdout_for_every_co
     done = in_process(capsys, command, *args[1:], "--json")
     assert done.code == 2, done.out + done.err
     document = json.loads(done.out)
-    assert (document["schema"], document["command"], document["exit_code"]) == (2, command, 2)
+    assert (document["schema"], document["command"], document["exit_code"]) == (3, command, 2)
     errors = [document["error"], *(environment["error"] for environment in document["environments"])]
     assert [error for error in errors if error is not None and says in error], document
     assert done.err in ("", f"hfpatch: error: {document['error']}\n")

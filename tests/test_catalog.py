@@ -137,7 +137,15 @@ def valid(entry_id: str = ENTRY_ID) -> dict[str, Any]:
         "url": "https://example.invalid/team/pull/1",
         "distribution": "teampkg",
         "fixed_in": "2.0",
-        "files": [{"module": "teampkg.core", "file": "teampkg/core.py", "targets": [copy.deepcopy(TARGET)]}],
+        "first_defined_in": "0.5",
+        "files": [
+            {
+                "module": "teampkg.core",
+                "file": "teampkg/core.py",
+                "targets": [copy.deepcopy(TARGET)],
+                "known_files": [copy.deepcopy(KNOWN_FILE)],
+            }
+        ],
     }
 
 
@@ -166,6 +174,21 @@ def test_the_valid_entry_of_the_validation_table_loads(tmp_path: Path) -> None:
     assert file.targets[0].fixed_text == FIXED_TEXT.rstrip("\n")
     assert file.targets[0].forms[0].verdict is Verdict.NEEDS_PATCH
     assert not file.targets[0].legacy
+    assert loaded.first_defined_in == "0.5"
+    assert file.known_files == (entry.KnownFile("b" * 64, ("1.0",), Verdict.NEEDS_PATCH, "c" * 64),)
+
+
+def test_a_fixed_text_checked_out_with_crlf_line_endings_is_the_same_text(tmp_path: Path) -> None:
+    """A team's catalog in a checkout that converts line endings (git's core.autocrlf on Windows)."""
+    (lf,) = entry.load(write_entry(tmp_path / "lf", valid())).files
+    directory = write_entry(tmp_path / "crlf", valid())
+    for path in directory.rglob("*.*"):
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    (crlf,) = entry.load(directory).files
+    assert (crlf.targets[0].fixed_text, crlf.targets[0].fixed_sha256) == (
+        lf.targets[0].fixed_text,
+        lf.targets[0].fixed_sha256,
+    )
 
 
 def test_an_entry_of_hfpatch_0_2_loads_as_one_file_digested_as_0_2_digested() -> None:
@@ -178,6 +201,21 @@ def test_an_entry_of_hfpatch_0_2_loads_as_one_file_digested_as_0_2_digested() ->
     assert loaded == entry.load(write_entry(Path(tempfile.mkdtemp()), valid_schema_2()))._replace(
         directory=loaded.directory
     )
+
+
+def test_fixed_in_is_required_of_a_schema_2_entry_and_may_be_left_out_of_a_schema_3_one(tmp_path: Path) -> None:
+    """hfpatch 0.2 wrote fixed_in always; schema 3 leaves it out where no release has the fix yet."""
+    data = valid_schema_2()
+    del data["fixed_in"]
+    directory = write_entry(tmp_path / "2", data)
+    with pytest.raises(CatalogError) as raised:
+        entry.load(directory)
+    assert str(directory / entry.ENTRY) in str(raised.value)
+    assert "missing 'fixed_in'" in str(raised.value)
+    data = valid()
+    del data["fixed_in"]
+    loaded = entry.load(write_entry(tmp_path / "3", data))
+    assert (loaded.fixed_in, loaded.fixed_upstream) == (None, "in no release yet")
 
 
 @pytest.mark.parametrize(
@@ -204,6 +242,7 @@ def test_an_entry_of_several_files_is_checked_as_a_whole(
 DROP = object()
 FILE_AT = ("files", 0)
 TARGET_AT = ("files", 0, "targets", 0)
+KNOWN_FILES_AT = ("files", 0, "known_files")
 
 
 @pytest.mark.parametrize(
@@ -228,7 +267,7 @@ TARGET_AT = ("files", 0, "targets", 0)
             id="unknown-verdict",
         ),
         pytest.param(
-            (*FILE_AT, "known_files"),
+            KNOWN_FILES_AT,
             [{"sha256": "b" * 64, "verdict": "fixd"}],
             "verdict 'fixd' is none of 'needs-patch', 'fixed', 'not-applicable', 'absent'.",
             id="unknown-verdict-of-a-file",
@@ -243,7 +282,7 @@ TARGET_AT = ("files", 0, "targets", 0)
             id="form-release-not-a-version",
         ),
         pytest.param(
-            (*FILE_AT, "known_files"),
+            KNOWN_FILES_AT,
             [{"sha256": "b" * 64, "verdict": "fixed", "releases": ["2.0", "latest"]}],
             "releases lists 'latest', which is not a version",
             id="known-file-release-not-a-version",
@@ -325,68 +364,67 @@ TARGET_AT = ("files", 0, "targets", 0)
         pytest.param(("title",), "greet\ud800", "title holds an unpaired surrogate", id="title-a-lone-surrogate"),
         pytest.param(("about",), ["\udfff"], "about holds an unpaired surrogate", id="about-a-lone-surrogate"),
         pytest.param(
-            (*FILE_AT, "known_files"),
+            KNOWN_FILES_AT,
             [{"sha256": "b" * 64, "verdict": "fixed", "note": 1}],
             "note must be a non-empty string",
             id="known-file-note-not-text",
         ),
         # Every nested object, each of its keys: a known file, a form, a target, the entry itself.
         pytest.param(
-            ("known_files",),
+            KNOWN_FILES_AT,
             [{**KNOWN_FILE, "patched": "c" * 64}],
             "a known file has an unknown key 'patched'",
             id="known-file-unknown-key",
         ),
         pytest.param(
-            ("known_files",),
+            KNOWN_FILES_AT,
             [{**KNOWN_FILE, "patched_sha256": "the 2.0 file"}],
             "patched_sha256 'the 2.0 file' is not a sha256",
             id="known-file-patched-sha256-not-a-digest",
         ),
         pytest.param(
-            ("known_files",),
+            KNOWN_FILES_AT,
             [{**KNOWN_FILE, "patched_sha256": 7}],
             "patched_sha256 must be a non-empty string",
             id="known-file-patched-sha256-a-number",
         ),
         pytest.param(
-            ("known_files",), [{**KNOWN_FILE, "sha256": "B" * 64}], "lowercase hex", id="known-file-upper-sha256"
+            KNOWN_FILES_AT, [{**KNOWN_FILE, "sha256": "B" * 64}], "lowercase hex", id="known-file-upper-sha256"
         ),
-        pytest.param(("known_files",), [{"verdict": "fixed"}], "missing 'sha256'", id="known-file-no-sha256"),
+        pytest.param(KNOWN_FILES_AT, [{"verdict": "fixed"}], "missing 'sha256'", id="known-file-no-sha256"),
         pytest.param(
-            ("known_files",),
+            KNOWN_FILES_AT,
             [{**KNOWN_FILE, "releases": "1.0"}],
             "releases must be a list of strings",
             id="known-file-releases-a-string",
         ),
         pytest.param(
-            ("known_files",), [{**KNOWN_FILE, "verdict": 1}], "verdict must be a non-empty string", id="file-verdict-1"
+            KNOWN_FILES_AT, [{**KNOWN_FILE, "verdict": 1}], "verdict must be a non-empty string", id="file-verdict-1"
         ),
-        pytest.param(("known_files",), KNOWN_FILE, "known_files must be a list of objects", id="known-files-an-object"),
-        pytest.param(("known_files",), ["b" * 64], "known_files must be a list of objects", id="known-file-a-string"),
-        pytest.param(("targets", 0, "forms"), FORM, "forms must be a list of objects", id="forms-an-object"),
-        pytest.param(("targets", 0, "forms"), ["a" * 64], "forms must be a list of objects", id="form-a-string"),
-        pytest.param(("targets", 0, "forms", 0, "sha256"), DROP, "missing 'sha256'", id="form-no-sha256"),
-        pytest.param(("targets", 0, "forms", 0, "verdict"), DROP, "missing 'verdict'", id="form-no-verdict"),
+        pytest.param(KNOWN_FILES_AT, KNOWN_FILE, "known_files must be a list of objects", id="known-files-an-object"),
+        pytest.param(KNOWN_FILES_AT, ["b" * 64], "known_files must be a list of objects", id="known-file-a-string"),
+        pytest.param((*TARGET_AT, "forms"), FORM, "forms must be a list of objects", id="forms-an-object"),
+        pytest.param((*TARGET_AT, "forms"), ["a" * 64], "forms must be a list of objects", id="form-a-string"),
+        pytest.param((*TARGET_AT, "forms", 0, "sha256"), DROP, "missing 'sha256'", id="form-no-sha256"),
+        pytest.param((*TARGET_AT, "forms", 0, "verdict"), DROP, "missing 'verdict'", id="form-no-verdict"),
         pytest.param(
-            ("targets", 0, "forms", 0, "reason"), 3, "reason must be a non-empty string", id="form-reason-a-number"
+            (*TARGET_AT, "forms", 0, "reason"), 3, "reason must be a non-empty string", id="form-reason-a-number"
         ),
         pytest.param(
-            ("targets", 0, "forms", 0, "releases"), ["1.0", 2], "releases must be a list of strings", id="release-2"
+            (*TARGET_AT, "forms", 0, "releases"), ["1.0", 2], "releases must be a list of strings", id="release-2"
         ),
-        pytest.param(("targets", 0, "name"), DROP, "missing 'name'", id="target-no-name"),
-        pytest.param(("targets", 0, "name"), "", "name must be a non-empty string", id="target-name-empty"),
-        pytest.param(("targets", 0), "greet", "targets must be a list of objects", id="target-a-string"),
+        pytest.param((*TARGET_AT, "name"), DROP, "missing 'name'", id="target-no-name"),
+        pytest.param((*TARGET_AT, "name"), "", "name must be a non-empty string", id="target-name-empty"),
+        pytest.param((*FILE_AT, "targets", 0), "greet", "targets must be a list of objects", id="target-a-string"),
         pytest.param(
-            ("targets", 0, "insert_if_absent"), 1, "insert_if_absent must be true or false", id="insert-if-absent-1"
+            (*TARGET_AT, "insert_if_absent"), 1, "insert_if_absent must be true or false", id="insert-if-absent-1"
         ),
         pytest.param(("url",), "", "url must be a non-empty string", id="url-empty"),
         pytest.param(("upstream",), DROP, "missing 'upstream'", id="upstream-missing"),
         pytest.param(("distribution",), ["teampkg"], "distribution must be a non-empty string", id="distribution"),
-        pytest.param(("module",), DROP, "missing 'module'", id="module-missing"),
-        pytest.param(("file",), DROP, "missing 'file'", id="file-missing"),
+        pytest.param((*FILE_AT, "module"), DROP, "missing 'module'", id="module-missing"),
+        pytest.param((*FILE_AT, "file"), DROP, "missing 'file'", id="file-missing"),
         pytest.param(("id",), DROP, "missing 'id'", id="id-missing"),
-        pytest.param(("fixed_in",), DROP, "missing 'fixed_in'", id="fixed-in-missing"),
         pytest.param(("first_defined_in",), 1.0, "first_defined_in must be a non-empty string", id="first-a-number"),
         pytest.param(("probe",), "../outside.py", "probe '../outside.py' is not a file inside", id="probe-escapes"),
         pytest.param(("probe",), "probe.py", "probe 'probe.py' is not a file inside", id="probe-missing"),

@@ -332,6 +332,7 @@ GREETER = (
 )
 METHOD_BUGGY = 'def greet(self, name):\n    return "Hello, " + name\n'
 METHOD_FIXED = 'def greet(self, name):\n    if name is None:\n        name = "world"\n    return "Hello, " + name\n'
+METHOD_FIXED_SPACED = METHOD_FIXED.replace("\n    return", "\n\n    return")  # a blank line inside
 METHOD_WITH_HELPER = 'def greet(self, name):\n    return "Hello, " + (self._default() if name is None else name)\n'
 METHOD_HELPER = 'def _default(self):\n    return "world"\n'
 STATIC_BUGGY = '@staticmethod\ndef greet(name):\n    return "Hello, " + name\n'
@@ -464,6 +465,14 @@ GENERIC = [
         # Only the def line's indentation is the definition's place; the fixed text keeps its own inside it.
         tabbed(GREETER).replace(tabbed(in_class(METHOD_BUGGY)), in_class(METHOD_FIXED, "\t")),
         id="method-of-a-tab-indented-class",
+    ),
+    pytest.param(
+        GREETER,
+        [Spec("Greeter.greet", METHOD_FIXED_SPACED, ((METHOD_BUGGY, "needs-patch"),))],
+        None,
+        # Placed at the method's indentation, a blank line stays empty: the file is upstream's byte for byte.
+        GREETER.replace(in_class(METHOD_BUGGY), in_class(METHOD_FIXED_SPACED)),
+        id="method-fix-with-a-blank-line",
     ),
     pytest.param(
         GREETER.replace(in_class(METHOD_BUGGY), in_class(STATIC_BUGGY)),

@@ -333,10 +333,30 @@ def test_revert_of_a_file_that_holds_the_original_again_needs_no_backup(site: Si
     done = site.run("revert")
     assert (done.code, result(done)) == (
         0,
-        ("reverted", f"{site.file} was already the original; cleared hfpatch's state"),
+        ("reverted", f"{site.file.relative_to(site.root)} was already the original; cleared hfpatch's state"),
     )
     assert (site.file.read_bytes(), site.record.read_bytes()) == (BUGGY, record)
     assert not (site.state_dir / PATCH_ID).exists()
+
+
+@pytest.mark.parametrize("loss", ["missing", "damaged"])
+def test_apply_of_a_file_that_holds_the_original_again_saves_its_backup_anew(site: Site, loss: str) -> None:
+    """As above, but applied again: the file is the original by the state's digest, so it is the backup to keep, and
+    a later revert restores it."""
+    record = site.record.read_bytes()
+    assert site.run("apply").code == 0
+    site.file.write_bytes(BUGGY)
+    site.record.write_bytes(record)
+    if loss == "missing":
+        site.backup.unlink()
+    else:
+        site.backup.write_bytes(BUGGY + b"# damaged\n")
+    done = site.run("apply")
+    assert (done.code, result(done)[0]) == (0, "patched"), done.out + done.err
+    assert (site.file.read_bytes(), site.backup.read_bytes()) == (FIXED, BUGGY)
+    done = site.run("revert")
+    assert (done.code, result(done)) == (0, ("reverted", f"restored the original {site.file.relative_to(site.root)}"))
+    assert (site.file.read_bytes(), site.record.read_bytes()) == (BUGGY, record)
 
 
 # ------------------------------------------------------------------------------------------------------ output

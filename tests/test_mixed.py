@@ -100,8 +100,17 @@ def test_each_environment_s_advice_names_its_own_python(environments: Environmen
 def test_list_reports_every_usable_environment_and_fails_for_the_unusable_one(environments: Environments) -> None:
     done = environments.run("list")
     assert done.code == 2
-    assert headings(done) == [environments.pythons[0], environments.pythons[2]]
-    assert done.out.count(f"  {PATCH_ID}: needs-patch: ") == 2
+    first, broken, second = environments.pythons
+    # One column an environment, numbered in the order given; the legend heads each usable one as check does.
+    assert headings(done) == [f"1: {first}", f"3: {second}"]
+    assert f"\n2: {broken}\n" in done.out
+    assert {column: done.listing()[PATCH_ID][column] for column in "123"} == {
+        "1": "needs-patch",
+        "2": "error",
+        "3": "needs-patch",
+    }
+    (line,) = done.err.splitlines()
+    assert line == f"hfpatch: error: no Python interpreter at '{broken}'; give --python the path of one."
 
 
 # --------------------------------------------------------------------------- several patches, mixed conditions

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import difflib
 import enum
 import hashlib
@@ -186,7 +187,10 @@ def _bound(
     """The statements that bind `name` (`f`, `Config.x`) in the fixed file, each as the fix changes it; where the
     fixed file has none but the release before does, the fix removes them."""
     scope = name.rpartition(".")[0]
-    differing = {change.key: change for change in _differences(fix, old, "")}
+    differing: dict[str, Change] = {}
+    for difference in _differences(fix, old, ""):
+        # A statement the fix moved is added there and removed here: as a target, it is the statement it became.
+        differing.setdefault(difference.key, difference)
     found = statements.bound_to(fix, name)
     if not found:
         gone = [] if old is None else statements.bound_to(old, name)
@@ -201,8 +205,16 @@ def _bound(
         return [_deletion(unit) for unit in gone]
     changes = []
     for unit in found:
-        if unit.key in differing:
-            changes.append(differing[unit.key])
+        change = differing.get(unit.key)
+        was = None if old is None else statements.find(old, unit.key)
+        if change is not None and change.op is Op.INSERT and was is not None:
+            # Moved by the fix (statements around it were reordered): the target is replaced where a release has
+            # it, with the lead it has there; the order of the statements around it is none of the patch's.
+            assert old is not None
+            moved = _placement(fix, unit, Op.REPLACE, scope)
+            change = dataclasses.replace(moved, lead=_lead(old, was))
+        if change is not None:
+            changes.append(change)
         else:  # the same text before the fix: still the user's target (it may differ in older releases)
             changes.append(_placement(fix, unit, Op.REPLACE, scope))
     return changes
