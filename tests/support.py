@@ -83,6 +83,11 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def python_path(*first: Path) -> str:
+    """A PYTHONPATH of `first`, then the one this process was given (scripts/mutants.py puts hfpatch's copy there)."""
+    return os.pathsep.join([*(str(path) for path in first), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 def run(
     command: list[str], *, env: dict[str, str] | None = None, cwd: Path | str | None = None, **how: Any
 ) -> Completed:
@@ -260,7 +265,7 @@ class Site:
     def env(self, **extra: str) -> dict[str, str]:
         env = clean_env()
         # The site first; an existing PYTHONPATH stays behind it (scripts/mutants.py puts hfpatch's copy there).
-        env["PYTHONPATH"] = os.pathsep.join([str(self.root), *filter(None, [os.environ.get("PYTHONPATH")])])
+        env["PYTHONPATH"] = python_path(self.root)
         if self.catalog is not None:
             env["HFPATCH_CATALOG"] = str(self.catalog)
         env.update(extra)

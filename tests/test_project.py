@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import Completed, Site, clean_env, hfpatch, imports_of
+from support import Completed, Site, clean_env, hfpatch, imports_of, python_path
 from toy import FIXED_MODULE, PATCH_ID, make_site
 
 TABLE = """\
@@ -42,7 +42,7 @@ class Project:
 
     def run(self, *args: str, cwd: Path | None = None) -> Completed:
         """hfpatch in the project, on the interpreter whose path starts with the site (and no catalog variable)."""
-        env = clean_env(PYTHONPATH=str(self.site.root))
+        env = clean_env(PYTHONPATH=python_path(self.site.root))
         return hfpatch(*args, env=env, cwd=cwd or self.cwd)
 
 
@@ -215,7 +215,7 @@ def test_config_naming_a_file_without_the_table_is_an_error(project: Project) ->
 
 def test_a_pyproject_without_the_table_costs_check_no_toml_parser(project: Project) -> None:
     parser = "tomllib" if sys.version_info >= (3, 11) else "tomli"
-    env = clean_env(PYTHONPATH=str(project.site.root))
+    env = clean_env(PYTHONPATH=python_path(project.site.root))
     done, imported = imports_of(["hfpatch", "check"], env=env, cwd=project.cwd)
     assert done.code == 1 and parser in imported, done.err[-2000:]
 
