@@ -140,7 +140,9 @@ def _parse(path: Path, data: bytes) -> Config | None:
         raise ConfigError(f"{_where(path, text, 'hfpatch')}: tool.hfpatch must be a table ({TABLE}), not {table!r}.")
     unknown = [key for key in table if key not in KEYS]
     if unknown:
-        raise ConfigError(f"{_where(path, text, unknown[0])}: {TABLE} has no key {unknown[0]!r}{_guess(unknown[0])}.")
+        guess = _guess(unknown[0])
+        end = "" if guess.endswith("?") else "."
+        raise ConfigError(f"{_where(path, text, unknown[0])}: {TABLE} has no key {unknown[0]!r}{guess}{end}")
     catalogs = tuple(_catalog(path, text, name) for name in _strings(path, text, table, "catalog", "directories"))
     patches = tuple(dict.fromkeys(_strings(path, text, table, "patches", "patch ids")))
     if "patches" in table and not patches:

@@ -206,6 +206,7 @@ def test_the_readme_fix_from_a_pre_release_wheel_is_carried_to_the_release_it_na
         pytest.skip(f"the README's example backports to {FROM_A_BUILD}; the release_torch session installs it")
     installed = _proven_here(patch)  # torch and accelerate, which the probe needs
     (block,) = [text for text in re.findall(r"^```sh\n(.*?)^```$", README, re.M | re.S) if "--fixed-from" in text]
+    block = block.replace("/tmp/try", str(tmp_path / "try"))  # the README's scratch catalog, here the test's
     env = clean_env(PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     written = subprocess.run(
         ["bash", "-c", f"set -e\n{block}"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900

@@ -308,6 +308,18 @@ def test_a_catalog_named_relative_to_the_current_directory_is_written_there(whee
     assert json.loads((tmp_path / "hfpatches" / "madeup-total" / "patch.json").read_text())["probe"] == "probe.py"
 
 
+def test_an_entry_that_changes_what_another_entry_changes_is_written_with_a_note_saying_so(new: NewRun) -> None:
+    """Two entries of one statement are refused together by every command that reads both: new, which wrote the
+    second, says so at once (a team re-writing a fix the built-in catalog carries meets it)."""
+    first = new("madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0")
+    assert first.code == 0 and " both change " not in first.out, first.out + first.err
+    second = new("madeup-again", *TOTAL, *CLEAN, "--fixed-in", "2.0")
+    assert second.code == 0, second.out + second.err
+    (note,) = [line for line in second.out.splitlines() if " both change " in line]
+    assert note.startswith("note: madeup-again and madeup-total both change _clean in madeup/core.py"), note
+    assert "only one can be applied" in note
+
+
 def test_the_note_of_an_id_the_built_in_catalog_has_is_for_another_catalog_only(wheels: Path, tmp_path: Path) -> None:
     """Regenerating a built-in entry in a checkout writes into the built-in catalog itself: no clash to warn of."""
     checkout = tmp_path / "checkout"

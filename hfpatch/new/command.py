@@ -306,6 +306,7 @@ def run(args: Request, out: TextIO) -> int:
             "rename this one to use it beside the built-in catalog.",
             file=out,
         )
+    _overlaps(catalog_dir, out)
     if edits is not None:
         _adopt(entry.load(written), edits, reading.texts[str(edits.version)], out)
     if probe_text is not None:
@@ -581,6 +582,16 @@ def _kept(patch: Patch, previous: Patch | None, args: Request) -> Patch:
     ]
     derived = list(patch.about[1:])
     return kept._replace(about=(f"{kept.title}: {kept.upstream}, as data.", *derived, *own))
+
+
+def _overlaps(catalog_dir: Path, out: TextIO) -> None:
+    """Say so where the entry changes a statement that another entry of the catalogs hfpatch reads changes too
+    (the built-in one among them): every command then refuses the two together until one is left out."""
+    try:
+        catalog.select([], [str(catalog_dir)])
+    except HfpatchError as error:  # another fault of the catalogs is for the commands that read them to say
+        if " both change " in str(error):
+            print(f"note: {error}", file=out)
 
 
 def _probe(patch: Patch, destination: Path) -> tuple[Patch, str | None]:
