@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from hfpatch import classify, versions, wheelrecord
+from hfpatch.catalog import builtin_catalog
 from hfpatch.entry import Verdict
 from hfpatch.errors import ExitCode, UnexpectedCode
 from hfpatch.facts import Facts, FileFacts
@@ -264,8 +265,16 @@ def _not_covered(facts: Facts, suggest: Suggest) -> Diagnosis | None:
         f"({oldest} to {newest}); its {'file is' if len(facts.files) == 1 else 'files are'} as released (RECORD "
         "agrees), so hfpatch leaves it"
     )
+    if patch.directory.parent == builtin_catalog():
+        # Not the user's to rewrite (and an entry of their own for the same statements would be refused beside it).
+        advice = f"the built-in {patch.id} does not cover this release"
+        return Diagnosis(Condition.NOT_COVERED, summary, advice=advice)
     since = f"--since {installation.version}" if older else f"--until {installation.version}"
-    advice = f"to cover it, write the entry again with `hfpatch new {patch.id} ... {since} --force`"
+    targets = " ".join(
+        f"--target {patch.distribution}:{file.module}:{target.name}" for file in patch.files for target in file.targets
+    )
+    source = f"--fixed-in {patch.fixed_in}" if patch.fixed_in is not None else "--fixed-from PATH"
+    advice = f"to cover it, write the entry again with `hfpatch new {patch.id} {targets} {source} {since} --force`"
     return Diagnosis(Condition.NOT_COVERED, summary, advice=advice)
 
 

@@ -35,7 +35,7 @@ from toy import (
     with_changes,
 )
 
-from hfpatch import engine, entry, state
+from hfpatch import catalog, engine, entry, state
 from hfpatch.diagnosis import Condition, Diagnosis, diagnose
 from hfpatch.entry import Patch
 from hfpatch.environment import Environment, Installation, Python, locate, resolve_python
@@ -338,6 +338,12 @@ def not_covered(where: Path) -> World:
     """A release older than those the entry was written from, as it was released: nothing edited, only not read."""
     world = fresh(where, version="0.6", module=OLDER_GREET)
     return dataclasses.replace(world, patch=world.patch._replace(releases_read=("1.0", "2.0")))
+
+
+def not_covered_built_in(where: Path) -> World:
+    """The same, of a built-in entry: not the user's to write again (an entry of their own would clash with it)."""
+    world = not_covered(where)
+    return dataclasses.replace(world, patch=world.patch._replace(directory=catalog.builtin_catalog() / "toypkg-1"))
 
 
 def unrecognised_older_and_edited(where: Path) -> World:
@@ -735,11 +741,23 @@ SCENARIOS = [
             Condition.NOT_COVERED,
             "toypkg 0.6 is older than 1.0, the releases toypkg-1 was written from (1.0 to 2.0); its file is as "
             "released (RECORD agrees), so hfpatch leaves it",
-            "to cover it, write the entry again with `hfpatch new toypkg-1 ... --since 0.6 --force`",
+            "to cover it, write the entry again with `hfpatch new toypkg-1 --target toypkg:toypkg.core:greet "
+            "--fixed-in 2.0 --since 0.6 --force`",
             NOTHING,
             NOTHING,
         ),
         id="not-covered-older-release",
+    ),
+    pytest.param(
+        not_covered_built_in,
+        expect(
+            Condition.NOT_COVERED,
+            "toypkg 0.6 is older than 1.0, the releases toypkg-1 was written from (1.0 to 2.0)",
+            "the built-in toypkg-1 does not cover this release",
+            NOTHING,
+            NOTHING,
+        ),
+        id="not-covered-built-in",
     ),
     pytest.param(
         unrecognised_older_and_edited,
