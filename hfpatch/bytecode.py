@@ -7,6 +7,7 @@ interpreter are rebuilt in the mode they had.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -26,13 +27,17 @@ def cached_files(source: Path) -> list[CachedBytecode]:
     """Every cached .pyc of `source` (module.cache_tag[.opt-N].pyc): all interpreters, all optimisation levels."""
     pattern = re.compile(rf"{re.escape(source.stem)}\.([^.]+)(?:\.opt-([0-9]+))?\.pyc")
     found = []
+    cache = source.parent / "__pycache__"
     try:
-        candidates = sorted((source.parent / "__pycache__").iterdir())
+        # A package's cache holds every module's: names first, Paths only for the few that match.
+        names = os.listdir(cache)  # noqa: PTH208
     except OSError:
         return []
-    for path in candidates:
-        match = pattern.fullmatch(path.name)
+    prefix = f"{source.stem}."
+    for name in sorted(name for name in names if name.startswith(prefix)):
+        match = pattern.fullmatch(name)
         if match:
+            path = cache / name
             mode, source_hash = _header(path)
             found.append(CachedBytecode(path, match[1], int(match[2] or 0), mode, source_hash))
     return found

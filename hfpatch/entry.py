@@ -22,6 +22,7 @@ still read, as one file.
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import json
 import re
@@ -496,12 +497,18 @@ def _required_file(data: Mapping[str, Any], key: str, directory: Path) -> Path:
     return path
 
 
+@functools.lru_cache(maxsize=64)
+def _resolved(directory: Path) -> Path:
+    """An entry's directory, resolved once for all the files it names."""
+    return directory.resolve()
+
+
 def _optional_file(data: Mapping[str, Any], key: str, directory: Path) -> Path | None:
     if key not in data:
         return None
     relative = _string(data, key)
     path = (directory / relative).resolve()
-    if not path.is_relative_to(directory.resolve()) or not path.is_file():
+    if not path.is_relative_to(_resolved(directory)) or not path.is_file():
         raise ValueError(f"{key} {relative!r} is not a file inside {directory}")
     return path
 
