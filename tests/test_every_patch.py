@@ -95,8 +95,9 @@ def _private_copy(installed: Installed, patch: Patch, root: Path) -> Path:
     return root
 
 
-def _hfpatch(site: Path, patch: Patch, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "hfpatch", *args, "--patch", patch.id]
+def _hfpatch(site: Path, patch_id: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`hfpatch ARGS --patch ID` on the site (its package first on the path), from a directory that is not it."""
+    command = [sys.executable, "-m", "hfpatch", *args, "--patch", patch_id]
     return subprocess.run(
         command,
         env=clean_env(PYTHONPATH=str(site)),
@@ -169,24 +170,24 @@ def test_the_probe_shows_the_bug_until_apply_and_again_after_revert(patch: Patch
             assert not all(each is not None and each.verdict is Verdict.FIXED for each in known), result
             about = " ".join(patch.about)
             assert installed.version in about, f"{patch.id} leaves {installed.version} alone unsaid: {result}"
-        apply = _hfpatch(site, patch, "apply")
+        apply = _hfpatch(site, patch.id, "apply")
         assert apply.returncode == 0, apply.stdout + apply.stderr
         assert [path.read_bytes() if path.exists() else None for path in paths] == originals, apply.stdout
         assert not (site / ".hfpatch" / patch.id).exists() and not (site / ".hfpatch" / "files").exists()
         return
-    before = _hfpatch(site, patch, "verify")
+    before = _hfpatch(site, patch.id, "verify")
     assert before.returncode == 1 and "is live here" in before.stdout, before.stdout + before.stderr
-    applied = _hfpatch(site, patch, "apply")
+    applied = _hfpatch(site, patch.id, "apply")
     assert applied.returncode == 0, applied.stdout + applied.stderr
     for path, each in zip(paths, known, strict=True):
         if each is not None and each.patched_sha256 is not None:
             assert hashlib.sha256(path.read_bytes()).hexdigest() == each.patched_sha256, path
-    after = _hfpatch(site, patch, "verify")
+    after = _hfpatch(site, patch.id, "verify")
     assert after.returncode == 0 and f"{patch.id}: verified:" in after.stdout, after.stdout + after.stderr
-    reverted = _hfpatch(site, patch, "revert")
+    reverted = _hfpatch(site, patch.id, "revert")
     assert reverted.returncode == 0, reverted.stdout + reverted.stderr
     assert [path.read_bytes() if path.exists() else None for path in paths] == originals
-    again = _hfpatch(site, patch, "verify")
+    again = _hfpatch(site, patch.id, "verify")
     assert again.returncode == 1 and "is live here" in again.stdout, again.stdout + again.stderr
 
 
@@ -222,19 +223,8 @@ def test_the_readme_fix_from_a_pre_release_wheel_is_carried_to_the_release_it_na
     site = _private_copy(installed, patch, tmp_path / "site")
     original = (site / patch.files[0].file).read_bytes()
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [
-            sys.executable,
-            "-m",
-            "hfpatch",
-            *args,
-            "--catalog",
-            str(tmp_path / catalog_dir),
-            "--patch",
-            patch_id,
-        ]
-        env = clean_env(PYTHONPATH=str(site))
-        return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    def run(command: str) -> subprocess.CompletedProcess[str]:
+        return _hfpatch(site, patch_id, command, "--catalog", str(tmp_path / catalog_dir))
 
     before = run("verify")
     assert before.returncode == 1 and "is live here" in before.stdout, before.stdout + before.stderr

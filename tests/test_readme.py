@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -97,15 +98,26 @@ def test_the_dockerfile_builds(tmp_path: Path) -> None:
     assert check.returncode == 0 and "transformers-46618: applied:" in check.stdout, check.stdout + check.stderr
 
 
-def test_the_ci_lines_run_and_say_what_they_promise(tmp_path: Path) -> None:
-    """The CI block: every line runs; its comments promise an exit code, which is what it gives after an apply."""
-    (ci,) = [block for block in _blocks("sh") if "hfpatch check --json" in block]
+class _Applied(NamedTuple):
+    env: dict[str, str]  # PATH leads to the venv's bin
+    out: str  # what `hfpatch apply` printed
+
+
+def _applied_venv(tmp_path: Path, requirement: str) -> _Applied:
+    """A fresh venv with a clone of the checkout and `requirement` installed by its pip, then `hfpatch apply`."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     env = _clean_env(PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
     context = _checkout(tmp_path / "clone")
-    done = _run(f"pip install -q '{context}' transformers==5.12.1 && hfpatch apply", tmp_path, env)
+    done = _run(f"pip install -q '{context}' {requirement} && hfpatch apply", tmp_path, env)
     assert done.returncode == 0, done.stdout + done.stderr
+    return _Applied(env, done.stdout)
+
+
+def test_the_ci_lines_run_and_say_what_they_promise(tmp_path: Path) -> None:
+    """The CI block: every line runs; its comments promise an exit code, which is what it gives after an apply."""
+    (ci,) = [block for block in _blocks("sh") if "hfpatch check --json" in block]
+    env = _applied_venv(tmp_path, "transformers==5.12.1").env
     for line in ci.strip().splitlines():
         command = line.split("#")[0].strip()
         done = _run(command, tmp_path, env)
@@ -118,13 +130,9 @@ def test_the_pip_audit_lines_ignore_exactly_the_advisories_fixed_here(tmp_path: 
     service, which this machine cannot reach, so pip-audit runs with --dry-run (it reads its options and the
     environment's distributions, and audits nothing); every other word of the block is as written."""
     (block,) = [block for block in _blocks("sh") if "pip-audit" in block]
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    env = _clean_env(PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
-    context = _checkout(tmp_path / "clone")
-    done = _run(f"pip install -q '{context}' transformers==4.57.6 && hfpatch apply", tmp_path, env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "transformers-43140: patched:" in done.stdout, done.stdout
+    applied = _applied_venv(tmp_path, "transformers==4.57.6")
+    env = applied.env
+    assert "transformers-43140: patched:" in applied.out, applied.out
     options = _run("hfpatch check --pip-audit", tmp_path, env)
     assert options.stdout.split() == ["--ignore-vuln", "CVE-2026-1839", "--ignore-vuln", "GHSA-69w3-r845-3855"]
     for line in block.strip().splitlines():
