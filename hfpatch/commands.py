@@ -131,8 +131,8 @@ def _run_in(
         result.running = patch
         done[patch.id] = engine.run(command, patch, environment, options)
         result.running = None
+        # In the patches' order, as far as the run came (all of them unless Ctrl-C stopped it).
         result.outcomes = [done[each.id] for each in patches if each.id in done]
-    result.outcomes = [done[patch.id] for patch in patches]
     if command in (Command.APPLY, Command.REVERT) and not options.dry_run:
         _tidy(environment)
     if require_installed and _found_nothing(result, environment):
