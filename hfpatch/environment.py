@@ -78,12 +78,16 @@ class Environment:
 
     def installation_of(self, patch: Patch) -> Installation | None:
         """The installation the patch is for, or None where the interpreter imports no such package."""
-        if patch.package not in self._found:
+        return self.installation(patch.package, patch.distribution, patch.files[0].file)
+
+    def installation(self, package: str, distribution: str, relative_file: str) -> Installation | None:
+        """The copy of `package` the interpreter imports (`relative_file`: a file its RECORD lists), or None."""
+        if package not in self._found:
             try:
-                self._found[patch.package] = locate(self.python, patch.package, patch.distribution, patch.files[0].file)
+                self._found[package] = locate(self.python, package, distribution, relative_file)
             except HfpatchError as error:
-                self._found[patch.package] = error
-        found = self._found[patch.package]
+                self._found[package] = error
+        found = self._found[package]
         if isinstance(found, HfpatchError):
             raise found
         return found
