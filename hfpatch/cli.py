@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import hfpatch
-from hfpatch import catalog, commands, config, files, render
+from hfpatch import advisory, advisory_render, audit, catalog, commands, config, files, render
 from hfpatch.diagnosis import Suggest
 from hfpatch.entry import Patch
 from hfpatch.errors import ExitCode, HfpatchError, UnknownPatch, UsageError
@@ -99,12 +99,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                 help="exit 1 where every patch is fixed upstream or not applicable, so that a dead `hfpatch apply` "
                 "gets removed",
             )
-            sub.add_argument(
-                "--pip-audit",
-                action="store_true",
-                help="print only pip-audit's options for this one environment: --ignore-vuln ID for each advisory a "
-                "patch applied and in effect here fixes (nothing where none is); the exit code is check's",
-            )
+            _advisory_options(sub)
     _add_new_parser(commands, with_options=command in (None, "new"))
     return parser
 
@@ -192,6 +187,40 @@ def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_optio
     )
     parser.add_argument("--pre", action="store_true", help="count pre-releases")
     parser.add_argument("--force", action="store_true", help="replace an existing DIR/PATCH_ID")
+
+
+def _advisory_options(parser: argparse.ArgumentParser) -> None:
+    """check's options for the advisories: in full, for pip-audit, as OpenVEX."""
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="name every advisory in its own line, the fixed and not-affected ones too",
+    )
+    scanners = parser.add_mutually_exclusive_group()
+    scanners.add_argument(
+        "--pip-audit",
+        action="store_true",
+        help="print only pip-audit's options for this one environment: --ignore-vuln ID for each advisory fixed here "
+        "or whose code is not here, where pip-audit would report it (never one that is open or unknown here); the "
+        "exit code is check's",
+    )
+    scanners.add_argument(
+        "--vex",
+        action="store_true",
+        help="print only an OpenVEX document of this one environment: a statement for each advisory the catalog "
+        "knows on each installed distribution; the exit code is check's",
+    )
+    parser.add_argument(
+        "--vex-product",
+        dest="vex_products",
+        action="append",
+        default=[],
+        metavar="IRI",
+        help="with --vex: the product its statements are about, as the scanner names the environment (an image: "
+        "pkg:oci/NAME@sha256:DIGEST; repeatable; default: the interpreter, as a file IRI)",
+    )
+    parser.add_argument("--vex-author", metavar="NAME", help="with --vex: who issues the document (default: unknown)")
 
 
 def _common_options(parser: argparse.ArgumentParser) -> None:
@@ -327,8 +356,17 @@ def _run(args: argparse.Namespace) -> int:
     def advice_for(given: str | None) -> Suggest:
         return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs, chosen)
 
+    scanner, vex = _scanner_output(args)
+    register = advisory.load(catalog.catalog_dirs(catalogs)) if args.command == "check" else None
     command = Command.CHECK if listing else Command(args.command)
     results = commands.run(command, args.pythons, patches, options, advice_for, require_installed=not listing)
+    if register is not None:
+
+        def spell(given: str | None, entries: Sequence[str]) -> str:
+            named = entries or args.patch_ids
+            return commands.suggestion([given] if given else [], named, args.catalogs, chosen)("apply")
+
+        audit.fill(results, register, patches, options.lookup, spell, explicit=bool(args.patch_ids))
     fail_on_obsolete = getattr(args, "fail_on_obsolete", False)
     if fail_on_obsolete:
         commands.flag_obsolete(results)
@@ -342,12 +380,10 @@ def _run(args: argparse.Namespace) -> int:
         ),
         config=None if project is None else project.path,
         required=frozenset(() if project is None else project.patches),
+        verbose=getattr(args, "verbose", False) or bool(args.patch_ids),
     )
-    pip_audit = getattr(args, "pip_audit", False)
-    if pip_audit and (args.as_json or len(results) != 1):
-        raise UsageError("check --pip-audit prints pip-audit's options for one environment: give one --python at most")
     try:
-        return _report(args.command, args.as_json, results, patches, view, pip_audit=pip_audit)
+        return _report(args.command, args.as_json, results, patches, view, scanner=scanner, vex=vex)
     except KeyboardInterrupt:
         check = commands.suggestion(args.pythons, args.patch_ids, args.catalogs, chosen)("check")
         print(
@@ -355,6 +391,24 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return int(ExitCode.INTERRUPTED)
+
+
+def _scanner_output(args: argparse.Namespace) -> tuple[str | None, advisory_render.VexRequest | None]:
+    """check --pip-audit or --vex: what to print for scanners instead of check's report, for one environment;
+    refused before anything runs where the options do not fit together."""
+    products, author = getattr(args, "vex_products", []), getattr(args, "vex_author", None)
+    if (products or author is not None) and not getattr(args, "vex", False):
+        raise UsageError("--vex-product and --vex-author go with --vex")
+    scanner = "pip-audit" if getattr(args, "pip_audit", False) else "vex" if getattr(args, "vex", False) else None
+    if scanner is not None and args.as_json:
+        raise UsageError(f"check --{scanner} prints its own document; leave out --json")
+    if scanner is not None and len(args.pythons) > 1:
+        what = "pip-audit's options" if scanner == "pip-audit" else "an OpenVEX document"
+        raise UsageError(f"check --{scanner} prints {what} for one environment: give one --python at most")
+    vex = (
+        advisory_render.check_request(advisory_render.VexRequest(tuple(products), author)) if scanner == "vex" else None
+    )
+    return scanner, vex
 
 
 def _select(
@@ -384,12 +438,15 @@ def _report(
     patches: list[Patch],
     view: render.View,
     *,
-    pip_audit: bool = False,
+    scanner: str | None = None,
+    vex: advisory_render.VexRequest | None = None,
 ) -> int:
     listing = command == "list"
     try:
-        if pip_audit:
+        if scanner == "pip-audit":
             render.pip_audit_options(results[0], sys.stdout)
+        elif scanner == "vex":
+            render.vex_document(results[0], vex or advisory_render.VexRequest(), sys.stdout)
         elif as_json:
             render.json_document(command, results, sys.stdout, config=view.config)
         elif listing:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hfpatch import catalog, engine, state
 from hfpatch.diagnosis import Condition, Suggest, plain
@@ -13,6 +14,9 @@ from hfpatch.entry import Patch
 from hfpatch.environment import Environment, resolve_python
 from hfpatch.errors import ExitCode, HfpatchError
 from hfpatch.plan import Action, Command, Options
+
+if TYPE_CHECKING:
+    from hfpatch.audit import Audit
 
 
 class EnvironmentResult:
@@ -29,6 +33,7 @@ class EnvironmentResult:
         # An interrupt stopped the run before it came to this environment.
         self.not_reached = False
         self.running: Patch | None = None  # the patch the command is at
+        self.advisories: Audit | None = None  # check: where each advisory the catalog knows stands (hfpatch.audit)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -199,33 +204,6 @@ def flag_obsolete(results: Sequence[EnvironmentResult]) -> None:
             result.obsolete = (
                 "every patch is fixed upstream or not applicable here, so `hfpatch apply` does nothing: remove it"
             )
-
-
-# Where an advisory stands in an environment, by the condition of the patch that fixes it: fixed where the patch is
-# applied and in effect, open where the code with the hole is what runs and hfpatch knows it; anything else (a
-# release fixed upstream, one the patch leaves alone) is not hfpatch's to say.
-_ADVISORY = {
-    Condition.APPLIED: "fixed",
-    Condition.NEEDS_PATCH: "open",
-    Condition.DROPPED: "open",
-    Condition.INCOMPLETE: "open",
-}
-
-
-def advisory_status(outcome: engine.Outcome) -> str | None:
-    """ "fixed" or "open" for a patch that closes advisories, as its condition here says; None otherwise."""
-    return _ADVISORY.get(outcome.condition) if outcome.patch.advisories else None
-
-
-def advisories(result: EnvironmentResult, status: str) -> list[str]:
-    """The advisories that are `status` ("fixed", "open") in the environment, each once, in the patches' order."""
-    found = [
-        advisory
-        for outcome in result.outcomes
-        if advisory_status(outcome) == status
-        for advisory in outcome.patch.advisories
-    ]
-    return list(dict.fromkeys(found))
 
 
 def suggestion(

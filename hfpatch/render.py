@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 import hfpatch
-from hfpatch import state
+from hfpatch import advisory_render, state
 from hfpatch.catalog import builtin_catalog
-from hfpatch.commands import EnvironmentResult, advisories, advisory_status, exit_code
+from hfpatch.commands import EnvironmentResult, exit_code
 from hfpatch.diagnosis import Condition
 from hfpatch.engine import Outcome
 from hfpatch.entry import Patch, Verdict, release_span
@@ -39,6 +39,7 @@ class View(NamedTuple):
     folded: frozenset[str] = frozenset()
     config: Path | None = None  # the pyproject.toml whose [tool.hfpatch] chose the catalogs and patches
     required: frozenset[str] = frozenset()  # the patches it requires
+    verbose: bool = False  # check -v: every advisory in its own line, the fixed and not-affected ones too
 
 
 def text(results: Sequence[EnvironmentResult], view: View, out: TextIO) -> None:
@@ -70,13 +71,15 @@ def _environment_text(
     print(heading(result), file=out)
     for outcome in shown:
         message = _within(outcome.message, roots)
-        print(f"  {outcome.patch.id}: {label(outcome)}: {message}{_advisories(outcome)}", file=out)
+        print(f"  {outcome.patch.id}: {label(outcome)}: {message}", file=out)
         for note in outcome.notes:
             print(f"    note: {_within(note, roots)}", file=out)
         if view.show_diff and outcome.diff:
             out.write(outcome.diff)
     if folded:
         print(f"  fixed upstream, nothing to do: {', '.join(folded)}", file=out)
+    for line in advisory_render.text_lines(result.advisories, verbose=view.verbose, quiet=view.quiet):
+        print(line, file=out)
     if result.obsolete:
         print(f"  obsolete: {result.obsolete}", file=out)
 
@@ -129,22 +132,23 @@ def interruption(command: str, results: Sequence[EnvironmentResult], err: TextIO
     print(f"hfpatch: {command} interrupted {stopped.interrupted}{rest}.", file=err)
 
 
-def _advisories(outcome: Outcome) -> str:
-    status = advisory_status(outcome)
-    if status is None:
-        return ""
-    named = ", ".join(outcome.patch.advisories)
-    return f" ({named} fixed here)" if status == "fixed" else f" ({named} open here)"
-
-
 def pip_audit_options(result: EnvironmentResult, out: TextIO) -> None:
-    """check --pip-audit: `--ignore-vuln ID` for exactly the advisories a patch applied here fixes, on one line."""
+    """check --pip-audit: `--ignore-vuln ID` for each advisory pip-audit may ignore here, on one line."""
     if result.environment is None:
         print(f"hfpatch: error: {result.error}", file=sys.stderr)
         return
-    options = [f"--ignore-vuln {advisory}" for advisory in advisories(result, "fixed")]
+    options = advisory_render.pip_audit_options(result.advisories)
     if options:
         print(" ".join(options), file=out)
+
+
+def vex_document(result: EnvironmentResult, request: advisory_render.VexRequest, out: TextIO) -> None:
+    """check --vex: the environment's OpenVEX document on stdout."""
+    if result.environment is None:
+        print(f"hfpatch: error: {result.error}", file=sys.stderr)
+        return
+    document = advisory_render.vex_document(result.advisories, result.environment.python.executable, request)
+    print(json.dumps(document, indent=2), file=out)
 
 
 def label(outcome: Outcome) -> str:
@@ -244,12 +248,11 @@ def _environment(result: EnvironmentResult) -> dict[str, Any]:
         "error": result.error,
         "obsolete": result.obsolete,
         "exit_code": int(result.exit_code),
-        # The advisories the patches fix, by where they stand here: fixed (a patch applied and in effect) or open
-        # (the code with the hole runs); pip-audit may ignore the fixed ones here, never the others.
-        "advisories": {"fixed": advisories(result, "fixed"), "open": advisories(result, "open")},
+        # check: the ids of the advisories the catalog knows here, by status, and each with its fields.
+        **advisory_render.json_fields(result.advisories),
         "interrupted": result.interrupted,
         "not_reached": result.not_reached,
-        "patches": [_outcome(outcome) for outcome in result.outcomes],
+        "patches": [_outcome(outcome, result) for outcome in result.outcomes],
     }
 
 
@@ -257,8 +260,9 @@ def _file(file: FileFacts) -> dict[str, Any]:
     return {"file": str(file.path), "sha256": file.source_sha256}
 
 
-def _outcome(outcome: Outcome) -> dict[str, Any]:
+def _outcome(outcome: Outcome, result: EnvironmentResult) -> dict[str, Any]:
     patch, facts = outcome.patch, outcome.facts
+    advisory_status = None if result.advisories is None else result.advisories.of_patch(patch.id)
     installation = None if facts is None else facts.installation
     return {
         "id": patch.id,
@@ -267,7 +271,7 @@ def _outcome(outcome: Outcome) -> dict[str, Any]:
         "fixed_in": patch.fixed_in,
         "distribution": patch.distribution,
         "advisories": list(patch.advisories),
-        "advisory_status": advisory_status(outcome),
+        "advisory_status": None if advisory_status is None else advisory_status.value,
         "condition": outcome.condition.value,
         "action": outcome.action.value,
         "exit_code": int(outcome.exit_code),

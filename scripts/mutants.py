@@ -523,16 +523,16 @@ MUTANTS = [
     Mutant(
         "an-open-advisory-counts-as-fixed",
         "an advisory is fixed only where its patch is applied",
-        "hfpatch/commands.py",
-        '    Condition.NEEDS_PATCH: "open",',
-        '    Condition.NEEDS_PATCH: "fixed",',
+        "hfpatch/advisory.py",
+        "    Condition.NEEDS_PATCH: _Kind.NOT_APPLIED,",
+        "    Condition.NEEDS_PATCH: _Kind.APPLIED,",
     ),
     Mutant(
         "pip-audit-ignores-open-advisories",
         "check --pip-audit never ignores an advisory that is open here",
-        "hfpatch/render.py",
-        'for advisory in advisories(result, "fixed")]',
-        'for advisory in advisories(result, "fixed") + advisories(result, "open")]',
+        "hfpatch/advisory_render.py",
+        "    return status.status in (Status.FIXED, Status.NOT_AFFECTED) and status.listed is True",
+        "    return status.listed is True",
     ),
     Mutant(
         "entries-sharing-a-file-read-as-headers",
@@ -554,6 +554,35 @@ MUTANTS = [
         "hfpatch/config.py",
         "    unknown = [key for key in table if key not in KEYS]",
         "    unknown = []",
+    ),
+    # -------------------------------------------------------------------------- the advisory register and OpenVEX
+    Mutant(
+        "a-partial-mitigation-counts-as-fixed",
+        "an entry that carries part of upstream's fix never makes the advisory fixed",
+        "hfpatch/advisory.py",
+        "        return status(Status.OPEN, Reason.PARTLY_MITIGATED, partial=partial)",
+        "        return status(Status.FIXED, Reason.PATCH_APPLIED, partial=partial)",
+    ),
+    Mutant(
+        "an-advisory-no-entry-speaks-for-goes-unsaid",
+        "check names an advisory the release is listed for even where no entry covers the release",
+        "hfpatch/advisory.py",
+        "    return status(Status.OPEN, unfixed) if affected else None",
+        "    return None",
+    ),
+    Mutant(
+        "vex-about-every-install-of-the-release",
+        "an OpenVEX statement is about this environment, not every install of pkg:pypi/NAME@VERSION",
+        "hfpatch/advisory_render.py",
+        '        "products": [{"@id": product, "subcomponents": [component]} for product in products],',
+        '        "products": [component],',
+    ),
+    Mutant(
+        "vex-affected-without-action",
+        "an affected OpenVEX statement says what to do",
+        "hfpatch/advisory_render.py",
+        '        statement["action_statement"] = action(status, audit)',
+        "        pass",
     ),
 ]
 

@@ -1,91 +1,524 @@
-"""Security advisories: an entry names those its fix closes; list, check and check --json say where each stands in
-each environment, and `check --pip-audit` gives pip-audit `--ignore-vuln` for exactly those fixed there."""
+"""Security advisories end to end, on the made-up toypkg (tests/toy.py) with an advisory register in its catalog:
+`check` names every advisory the catalog knows for the installed release (text, --json), writes it as OpenVEX
+(--vex) and as pip-audit's options (--pip-audit); before apply, after apply, after revert, and where a run was
+killed. Every run is a real process.
+
+    <catalog>/toypkg-1/                         the toy entry; its "advisories" name CVE-2026-0001's two ids
+    <catalog>/advisories/CVE-2026-0001.json     fixed by toypkg-1 (listed <2.0, fixed in 2.0)
+    <catalog>/advisories/CVE-2026-0002.json     no fix upstream, every release listed, a mitigation
+    <catalog>/advisories/CVE-2026-0003.json     a conversion script no release of this site ships
+
+The runs read [tool.hfpatch] from a pyproject.toml that requires toypkg-1, so that every advisory of an installed
+distribution is named (with `--patch`, only those that name a chosen patch are).
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support import Site, hfpatch, run
-from toy import PATCH_ID, make_site
+from support import Completed, Site, hfpatch, run
+from toy import A_ID, B_ID, PATCH_ID, make_composed_site, make_site
 
-ADVISORIES = ["CVE-2026-0001", "GHSA-2345-6789-cfgh"]
+FIXED = ["CVE-2026-0001", "GHSA-2345-6789-cfgh"]  # the advisory toypkg-1 closes
+UNFIXED = "CVE-2026-0002"
+SCRIPT = "CVE-2026-0003"
+SCRIPT_FILE = "toypkg/convert_old.py"
+
+RECORDS: dict[str, dict[str, Any]] = {
+    FIXED[0]: {
+        "ids": FIXED,
+        "title": "greet(None) crashes whoever greets nobody",
+        "listed": "<2.0",
+        "fixed_in": "2.0",
+        "fix": "source",
+        "upstream": ["https://example.invalid/toypkg/pull/1"],
+        "entries": [PATCH_ID],
+        "files": [],
+    },
+    UNFIXED: {
+        "ids": [UNFIXED],
+        "title": "greet echoes whatever name it is given",
+        "listed": "",
+        "fixed_in": None,
+        "fix": "none",
+        "upstream": [],
+        "entries": [],
+        "files": [],
+        "mitigation": "greet only names you trust",
+    },
+    SCRIPT: {
+        "ids": [SCRIPT],
+        "title": "a conversion script unpickles what it is given",
+        "listed": "",
+        "fixed_in": None,
+        "fix": "none",
+        "upstream": [],
+        "entries": [],
+        "files": [SCRIPT_FILE],
+    },
+}
 
 
-def _with_advisories(site: Site) -> Site:
-    path = site.team_catalog / PATCH_ID / "patch.json"
+def write_register(catalog: Path, records: dict[str, dict[str, Any]] = RECORDS) -> None:
+    directory = catalog / "advisories"
+    directory.mkdir(exist_ok=True)
+    for name, fields in records.items():
+        record = {"schema": 1, "distribution": "toypkg", "partial_entries": [], "about": ["made up"], **fields}
+        (directory / f"{name}.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
+
+
+def name_advisories(catalog: Path, patch_id: str, ids: list[str]) -> None:
+    """The entry in the schema that has advisories (its file's keys under files), naming `ids`."""
+    path = catalog / patch_id / "patch.json"
     data = json.loads(path.read_text())
-    # The toy entry in the schema that has advisories: its file's keys under files.
-    file = {key: data.pop(key) for key in ("module", "file", "targets", "known_files")}
-    data.update(schema=3, files=[file], advisories=ADVISORIES)
+    if data["schema"] == 2:
+        file = {key: data.pop(key) for key in ("module", "file", "targets", "known_files")}
+        data["files"] = [file]
+    data.update(schema=3, advisories=ids)
     path.write_text(json.dumps(data, indent=2))
-    return site
+
+
+class Audited:
+    """A site, its catalog with the register, and a pyproject.toml that requires the site's patch."""
+
+    def __init__(self, site: Site, where: Path) -> None:
+        self.site = site
+        self.config = where / "pyproject.toml"
+        self.config.write_text(f'[tool.hfpatch]\npatches = ["{site.patch_id}"]\n', encoding="utf-8")
+
+    def run(self, *args: str, **env: str) -> Completed:
+        return hfpatch(*args, "--config", str(self.config), env=self.site.env(**env))
+
+    def document(self) -> dict[str, Any]:
+        done = self.run("check", "--json")
+        assert done.code in (0, 1), done.err
+        (environment,) = done.document()["environments"]
+        assert isinstance(environment, dict)
+        return environment
+
+    def statuses(self) -> dict[str, dict[str, Any]]:
+        """Each toypkg advisory's status object in check --json, by its primary id."""
+        found = self.document()["advisory_statuses"]
+        return {status["id"]: status for status in found if status["distribution"] == "toypkg"}
+
+    def vex(self, *args: str, **env: str) -> dict[str, Any]:
+        done = self.run("check", "--vex", *args, **env)
+        assert done.code in (0, 1) and done.err == "", done.err
+        document: dict[str, Any] = json.loads(done.out)
+        assert openvex_faults(document) == []
+        return document
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Site:
-    return _with_advisories(make_site(tmp_path))
+def audited(tmp_path: Path) -> Audited:
+    site = make_site(tmp_path)
+    name_advisories(site.team_catalog, PATCH_ID, FIXED)
+    write_register(site.team_catalog)
+    return Audited(site, tmp_path)
 
 
-def _environment(site: Site) -> dict[str, object]:
-    done = site.run("check", "--json")
-    (environment,) = json.loads(done.out)["environments"]
-    assert isinstance(environment, dict)
-    return environment
+def advisory_lines(done: Completed) -> list[str]:
+    """check's lines about the toypkg advisories (and what follows each: its files, its mitigation)."""
+    lines, keep = [], False
+    for line in done.out.splitlines():
+        if line.startswith("  ") and not line.startswith("    "):
+            keep = bool(re.match(r"  (CVE-2026-000\d|advisories: )", line))
+        if keep:
+            lines.append(line)
+    return lines
 
 
-def test_before_apply_the_advisories_are_open_and_pip_audit_ignores_none(site: Site) -> None:
-    environment = _environment(site)
-    assert environment["advisories"] == {"fixed": [], "open": ADVISORIES}
-    patches = environment["patches"]
-    assert isinstance(patches, list) and len(patches) == 1
-    patch = patches[0]
-    assert (patch["advisories"], patch["advisory_status"]) == (ADVISORIES, "open")
-    text = site.run("check")
-    assert f"({', '.join(ADVISORIES)} open here)" in text.out
-    options = site.run("check", "--pip-audit")
-    assert (options.code, options.out, options.err) == (1, "", "")
+# ---------------------------------------------------------------------------------------------------- check
 
 
-def test_once_applied_pip_audit_ignores_exactly_the_advisories_fixed_here(site: Site) -> None:
-    assert site.run("apply").code == 0
-    environment = _environment(site)
-    assert environment["advisories"] == {"fixed": ADVISORIES, "open": []}
-    assert f"({', '.join(ADVISORIES)} fixed here)" in site.run("check").out
-    options = site.run("check", "--pip-audit")
-    assert options.code == 0, options.err
-    assert options.out == "--ignore-vuln CVE-2026-0001 --ignore-vuln GHSA-2345-6789-cfgh\n"
-    # As a CI line's shell passes them on: `pip-audit $(hfpatch check --pip-audit)`.
-    words = run(["bash", "-c", 'printf "%s\\n" $("$@")', "bash", *site.command("check", "--pip-audit")], env=site.env())
-    assert words.out.split("\n")[:-1] == ["--ignore-vuln", ADVISORIES[0], "--ignore-vuln", ADVISORIES[1]]
+def test_before_apply_check_names_each_advisory_and_why_it_is_open(audited: Audited) -> None:
+    done = audited.run("check")
+    assert done.code == 1, done.err  # toypkg-1 needs applying: the patch's own exit code, not the advisories'
+    assert advisory_lines(done) == [
+        f"  {FIXED[0]} ({FIXED[1]}): open: {PATCH_ID} is not applied here; run "
+        f"`hfpatch apply --config {audited.config}`",
+        f"  {UNFIXED}: open: upstream has no fix",
+        "    mitigation: greet only names you trust",
+        "  advisories: 1 not affected (-v names them)",
+    ]
+    verbose = advisory_lines(audited.run("check", "-v"))
+    assert verbose[-1] == f"  {SCRIPT}: not-affected: toypkg 1.0 has none of the files it concerns ({SCRIPT_FILE})"
 
 
-def test_an_interrupted_patch_leaves_its_advisories_open(site: Site) -> None:
-    assert site.run("apply", HFPATCH_FAULT="apply:after-write").code != 0  # killed with the file written
-    assert _environment(site)["advisories"] == {"fixed": [], "open": ADVISORIES}
-    assert site.run("check", "--pip-audit").out == ""
+def test_once_applied_the_advisory_is_fixed_and_folded(audited: Audited) -> None:
+    assert audited.run("apply").code == 0
+    done = audited.run("check")
+    assert done.code == 0, done.out + done.err
+    assert advisory_lines(done) == [
+        f"  {UNFIXED}: open: upstream has no fix",
+        "    mitigation: greet only names you trust",
+        "  advisories: 1 fixed, 1 not affected (-v names them)",
+    ]
+    assert f"  {FIXED[0]} ({FIXED[1]}): fixed: {PATCH_ID} is applied here" in audited.run("check", "-v").out
+    # --patch names the advisories of the patches named, each in full.
+    named = hfpatch("check", "--patch", PATCH_ID, env=audited.site.env())
+    assert advisory_lines(named) == [f"  {FIXED[0]} ({FIXED[1]}): fixed: {PATCH_ID} is applied here"]
 
 
-def test_a_release_fixed_upstream_is_none_of_hfpatch_s_to_say(tmp_path: Path) -> None:
-    """pip-audit knows the release by its version; hfpatch tells nothing of an advisory it did not close."""
-    fixed = _with_advisories(make_site(tmp_path, version="2.0"))
-    environment = _environment(fixed)
-    assert environment["advisories"] == {"fixed": [], "open": []}
-    assert fixed.run("check", "--pip-audit").out == ""
+def test_reverted_it_is_open_again(audited: Audited) -> None:
+    assert audited.run("apply").code == 0
+    assert audited.run("revert").code == 0
+    assert audited.statuses()[FIXED[0]]["status"] == "open"
+    assert audited.run("check", "--pip-audit").out == f"--ignore-vuln {SCRIPT}\n"
 
 
-def test_pip_audit_options_are_for_one_environment(site: Site) -> None:
-    done = hfpatch(
-        "check", "--pip-audit", "--python", sys.executable, patch=PATCH_ID, python=sys.executable, env=site.env()
+def test_an_interrupted_apply_leaves_it_open(audited: Audited) -> None:
+    assert audited.run("apply", HFPATCH_FAULT="apply:after-write").code != 0  # killed with the file written
+    status = audited.statuses()[FIXED[0]]
+    assert (status["status"], status["reason"]) == ("open", "not-applied")
+    assert status["entries"] == [{"id": PATCH_ID, "condition": "incomplete", "targets_absent": False}]
+    assert "not finished" in status["message"]
+    assert FIXED[0] not in audited.run("check", "--pip-audit").out
+
+
+def test_quiet_names_only_what_apply_closes(audited: Audited) -> None:
+    assert advisory_lines(audited.run("check", "-q")) == [
+        f"  {FIXED[0]} ({FIXED[1]}): open: {PATCH_ID} is not applied here; run "
+        f"`hfpatch apply --config {audited.config}`"
+    ]
+    assert audited.run("apply").code == 0
+    assert audited.run("check", "-q").out == ""
+
+
+def test_a_script_advisory_names_the_installed_files_it_concerns(audited: Audited) -> None:
+    (audited.site.root / SCRIPT_FILE).write_text("import pickle\n", encoding="utf-8")
+    lines = advisory_lines(audited.run("check"))
+    assert lines[-2:] == [f"  {SCRIPT}: open: upstream has no fix", f"    file: {SCRIPT_FILE}"]
+    status = audited.statuses()[SCRIPT]
+    assert (status["status"], status["reason"], status["files"]) == ("open", "no-upstream-fix", [SCRIPT_FILE])
+    assert audited.run("check", "--pip-audit").out == ""
+
+
+# ------------------------------------------------------------------------------------------------- --json
+
+
+def test_json_carries_every_status_with_its_fields(audited: Audited) -> None:
+    environment = audited.document()
+    assert environment["advisories"] == {
+        "fixed": [],
+        "open": [*FIXED, UNFIXED],
+        "not_affected": [SCRIPT],
+        "unknown": [],
+    }
+    statuses = audited.statuses()
+    assert list(statuses) == [FIXED[0], UNFIXED, SCRIPT]  # open first, then not affected
+    fixed = statuses[FIXED[0]]
+    assert fixed == {
+        "id": FIXED[0],
+        "ids": FIXED,
+        "title": "greet(None) crashes whoever greets nobody",
+        "distribution": "toypkg",
+        "version": "1.0",
+        "status": "open",
+        "reason": "not-applied",
+        "message": f"{PATCH_ID} is not applied here; run `hfpatch apply --config {audited.config}`",
+        "action": f"Run `hfpatch apply --config {audited.config}` in this environment.",
+        "listed": True,
+        "listed_range": "<2.0",
+        "fixed_in": "2.0",
+        "fix": "source",
+        "upstream": ["https://example.invalid/toypkg/pull/1"],
+        "entries": [{"id": PATCH_ID, "condition": "needs-patch", "targets_absent": False}],
+        "partial_entries": [],
+        "files": [],
+        "pip_audit_ignores": False,
+        "record": str(audited.site.team_catalog / "advisories" / f"{FIXED[0]}.json"),
+    }
+    assert (statuses[UNFIXED]["reason"], statuses[UNFIXED]["action"]) == (
+        "no-upstream-fix",
+        "greet only names you trust",
     )
+    assert (statuses[SCRIPT]["status"], statuses[SCRIPT]["reason"]) == ("not-affected", "component-not-present")
+    (patch,) = environment["patches"]
+    assert (patch["advisories"], patch["advisory_status"]) == (FIXED, "open")
+
+
+def test_json_once_applied(audited: Audited) -> None:
+    assert audited.run("apply").code == 0
+    environment = audited.document()
+    assert environment["advisories"]["fixed"] == FIXED
+    assert environment["patches"][0]["advisory_status"] == "fixed"
+    fixed = audited.statuses()[FIXED[0]]
+    assert (fixed["status"], fixed["reason"], fixed["action"], fixed["pip_audit_ignores"]) == (
+        "fixed",
+        "patch-applied",
+        None,
+        True,
+    )
+
+
+def test_a_release_with_the_fix_is_fixed_upstream_and_pip_audit_leaves_it(tmp_path: Path) -> None:
+    """toypkg 2.0 has the fix: the advisory is fixed, by the release, and pip-audit does not list 2.0 anyway."""
+    site = make_site(tmp_path, version="2.0")
+    name_advisories(site.team_catalog, PATCH_ID, FIXED)
+    write_register(site.team_catalog)
+    audited = Audited(site, tmp_path)
+    fixed = audited.statuses()[FIXED[0]]
+    assert (fixed["status"], fixed["reason"], fixed["listed"]) == ("fixed", "release-has-fix", False)
+    assert audited.run("check", "--pip-audit").out == f"--ignore-vuln {SCRIPT}\n"
+
+
+def test_an_entry_s_own_advisories_without_a_record_are_fixed_where_it_is_applied(tmp_path: Path) -> None:
+    """A team's entry that names its advisories and no record: open where it needs applying, fixed once applied;
+    pip-audit then ignores them (nothing else is said of them: no range is known)."""
+    site = make_site(tmp_path)
+    name_advisories(site.team_catalog, PATCH_ID, ["CVE-2026-0009"])
+    before = json.loads(site.run("check", "--json").out)["environments"][0]
+    assert before["advisories"]["open"] == ["CVE-2026-0009"]
+    assert site.run("check", "--pip-audit").out == ""
+    assert site.run("apply").code == 0
+    assert site.run("check", "--pip-audit").out == "--ignore-vuln CVE-2026-0009\n"
+    (status,) = json.loads(site.run("check", "--json").out)["environments"][0]["advisory_statuses"]
+    assert (status["status"], status["record"], status["listed"]) == ("fixed", None, None)
+
+
+def test_an_entry_the_command_did_not_choose_is_checked_for_the_advisory(tmp_path: Path) -> None:
+    """[tool.hfpatch] requires toypkg-a; the register's advisory is toypkg-b's: toypkg-b is checked read-only, and
+    the advice applies it by name."""
+    site = make_composed_site(tmp_path)
+    name_advisories(site.team_catalog, B_ID, FIXED)
+    write_register(site.team_catalog, {FIXED[0]: RECORDS[FIXED[0]] | {"entries": [B_ID]}})
+    audited = Audited(site, tmp_path)
+    done = audited.run("check")
+    patches = [line.split(":")[0].strip() for line in done.out.splitlines() if re.match(r"  [a-z]", line)]
+    assert patches == [A_ID]  # the patch the file requires; toypkg-b is only read
+    assert advisory_lines(done) == [
+        f"  {FIXED[0]} ({FIXED[1]}): open: {B_ID} is not applied here; run "
+        f"`hfpatch apply --patch {B_ID} --config {audited.config}`"
+    ]
+
+
+# -------------------------------------------------------------------------------------------------- --pip-audit
+
+
+def test_pip_audit_ignores_what_is_fixed_or_not_there_and_never_what_is_open(audited: Audited) -> None:
+    options = audited.run("check", "--pip-audit")
+    assert (options.code, options.out, options.err) == (1, f"--ignore-vuln {SCRIPT}\n", "")
+    assert audited.run("apply").code == 0
+    options = audited.run("check", "--pip-audit")
+    assert options.code == 0, options.err
+    assert options.out == f"--ignore-vuln {FIXED[0]} --ignore-vuln {FIXED[1]} --ignore-vuln {SCRIPT}\n"
+    # As a CI line's shell passes them on: `pip-audit $(hfpatch check --pip-audit)`.
+    command = [sys.executable, "-m", "hfpatch", "check", "--pip-audit", "--config", str(audited.config)]
+    words = run(["bash", "-c", 'printf "%s\\n" $("$@")', "bash", *command], env=audited.site.env())
+    assert words.out.split("\n")[:-1] == ["--ignore-vuln", FIXED[0], "--ignore-vuln", FIXED[1], "--ignore-vuln", SCRIPT]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(("--pip-audit", "--python", sys.executable, "--python", sys.executable), "one --python at most"),
+        pytest.param(("--vex", "--python", sys.executable, "--python", sys.executable), "one --python at most"),
+        pytest.param(("--vex", "--json"), "check --vex prints its own document; leave out --json"),
+        pytest.param(("--vex", "--pip-audit"), "not allowed with argument"),
+        pytest.param(("--vex-product", "pkg:oci/app"), "--vex-product and --vex-author go with --vex"),
+        pytest.param(("--vex", "--vex-product", "my app"), "--vex-product 'my app' is not an IRI"),
+        pytest.param(("--vex", "--vex-author", " "), "--vex-author is empty"),
+    ],
+)
+def test_scanner_options_that_do_not_fit_are_one_line_exit_2(
+    audited: Audited, args: tuple[str, ...], message: str
+) -> None:
+    done = audited.run("check", *args)
+    assert done.code == 2, done.out + done.err
+    # A --json caller reads one document on stdout, the error's.
+    assert done.document()["error"] in done.err if "--json" in args else done.out == "", done.out
+    (line,) = done.err.splitlines()
+    assert line.startswith("hfpatch: error: ") and message in line, line
+
+
+# -------------------------------------------------------------------------------------------------------- --vex
+
+
+def test_vex_states_each_advisory_for_this_environment(audited: Audited) -> None:
+    document = audited.vex()
+    statements = {statement["vulnerability"]["name"]: statement for statement in document["statements"]}
+    assert {name: statement["status"] for name, statement in statements.items()} == {
+        FIXED[0]: "affected",
+        UNFIXED: "affected",
+        SCRIPT: "not_affected",
+    }
+    fixed = statements[FIXED[0]]
+    assert fixed["vulnerability"]["aliases"] == [FIXED[1]]
+    assert fixed["action_statement"] == f"Run `hfpatch apply --config {audited.config}` in this environment."
+    assert statements[UNFIXED]["action_statement"] == "greet only names you trust"
+    assert statements[SCRIPT]["justification"] == "component_not_present"
+    # Scoped to this environment: the product is the interpreter, the installed distribution its subcomponent.
+    environment = Path(sys.executable).absolute().as_uri()
+    assert fixed["products"] == [{"@id": environment, "subcomponents": [{"@id": "pkg:pypi/toypkg@1.0"}]}]
+    assert document["tooling"].startswith("hfpatch ") and document["author"] == "unknown"
+
+
+def test_vex_after_apply_and_after_revert(audited: Audited) -> None:
+    assert audited.run("apply").code == 0
+    applied = {each["vulnerability"]["name"]: each for each in audited.vex()["statements"]}
+    assert applied[FIXED[0]]["status"] == "fixed"
+    assert applied[FIXED[0]]["status_notes"] == f"{PATCH_ID} is applied here"
+    assert "action_statement" not in applied[FIXED[0]]
+    assert audited.run("revert").code == 0
+    reverted = {each["vulnerability"]["name"]: each for each in audited.vex()["statements"]}
+    assert reverted[FIXED[0]]["status"] == "affected"
+
+
+def test_vex_names_the_products_a_scanner_knows_the_environment_by(audited: Audited) -> None:
+    image = "pkg:oci/app@sha256%3A" + "ab" * 32
+    document = audited.vex("--vex-product", image, "--vex-product", "pkg:generic/app@1.0", "--vex-author", "Team A")
+    statement = document["statements"][0]
+    component = {"@id": "pkg:pypi/toypkg@1.0"}
+    assert statement["products"] == [
+        {"@id": image, "subcomponents": [component]},
+        {"@id": "pkg:generic/app@1.0", "subcomponents": [component]},
+    ]
+    assert document["author"] == "Team A"
+    # As Trivy and Grype match them (openvex/go-vex): a scan that meets toypkg 1.0 under the image matches; one that
+    # meets it anywhere else, with the package itself as the product, does not.
+    assert scanner_matches(statement, product=image, subcomponent="pkg:pypi/toypkg@1.0")
+    assert not scanner_matches(statement, product="pkg:pypi/toypkg@1.0", subcomponent="")
+    assert not scanner_matches(statement, product="pkg:oci/other@sha256%3A00", subcomponent="pkg:pypi/toypkg@1.0")
+
+
+def test_vex_is_the_same_document_for_the_same_facts_at_the_same_time(audited: Audited) -> None:
+    """A reproducible build sets SOURCE_DATE_EPOCH: the document's time is that one, and its @id follows its content."""
+    first, second = audited.vex(SOURCE_DATE_EPOCH="1767225600"), audited.vex(SOURCE_DATE_EPOCH="1767225600")
+    assert first == second and first["timestamp"] == "2026-01-01T00:00:00Z"
+    assert audited.run("apply").code == 0
+    assert audited.vex(SOURCE_DATE_EPOCH="1767225600")["@id"] != first["@id"]
+
+
+def test_vex_of_an_environment_with_no_advisory_has_no_statement(tmp_path: Path) -> None:
+    site = make_site(tmp_path)
+    done = site.run("check", "--vex")
+    document = json.loads(done.out)
+    assert (done.code, document["statements"], openvex_faults(document)) == (1, [], [])
+
+
+# --------------------------------------------------------------------------------------------- refusals
+
+
+def test_a_record_naming_an_entry_no_catalog_has_is_refused(audited: Audited) -> None:
+    write_register(audited.site.team_catalog, {FIXED[0]: RECORDS[FIXED[0]] | {"entries": [PATCH_ID, "toypkg-9"]}})
+    done = audited.run("check")
+    assert (done.code, done.out) == (2, ""), done.out
+    record = audited.site.team_catalog / "advisories" / f"{FIXED[0]}.json"
+    assert done.err == f"hfpatch: error: {record} names the entry toypkg-9, which no catalog given has.\n"
+
+
+def test_an_entry_claiming_an_advisory_its_record_does_not_give_it_is_refused(audited: Audited) -> None:
+    write_register(audited.site.team_catalog, {FIXED[0]: RECORDS[FIXED[0]] | {"entries": []}})
+    done = audited.run("check", "--json")
     assert done.code == 2
-    assert done.err.strip().endswith("give one --python at most") and done.out == ""
+    assert (
+        f"{PATCH_ID} names {FIXED[0]}, whose record" in done.err and "neither entries nor partial_entries" in done.err
+    )
+    assert done.document()["error"] is not None
 
 
-def test_list_names_the_advisories_of_each_patch(site: Site) -> None:
-    listed = site.run("list")
-    assert listed.listing()[PATCH_ID]["what it fixes"] == f"greet(None) fails (fixes {', '.join(ADVISORIES)})"
-    (environment,) = json.loads(site.run("list", "--json").out)["environments"]
-    assert environment["patches"][0]["advisories"] == ADVISORIES
+def test_a_bad_record_is_refused_before_check_runs(audited: Audited) -> None:
+    path = audited.site.team_catalog / "advisories" / f"{UNFIXED}.json"
+    path.write_text(path.read_text().replace('"fix": "none"', '"fix": "unknown"'))
+    done = audited.run("check")
+    assert (done.code, done.out) == (2, "")
+    assert (
+        done.err == f"hfpatch: error: {path} is not a valid advisory record: fix 'unknown' is none of 'source', "
+        "'packaging', 'none'.\n"
+    )
+
+
+# ------------------------------------------------------------------------------------ OpenVEX, from its specification
+
+
+STATUSES = {"not_affected", "affected", "fixed", "under_investigation"}
+JUSTIFICATIONS = {
+    "component_not_present",
+    "vulnerable_code_not_present",
+    "vulnerable_code_not_in_execute_path",
+    "vulnerable_code_cannot_be_controlled_by_adversary",
+    "inline_mitigations_already_exist",
+}
+RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+")
+
+
+def openvex_faults(document: dict[str, Any]) -> list[str]:
+    """What the OpenVEX specification (v0.2.0, OPENVEX-SPEC.md) requires of a document, checked field by field:
+    the document's @context, @id, author, timestamp, version and statements; each statement's vulnerability (with
+    its name), products (each addressable), and status (one of the labels); a not_affected statement's
+    justification label or impact statement; an affected statement's action statement."""
+    faults = []
+    context = document.get("@context")
+    if not (isinstance(context, str) and re.fullmatch(r"https://openvex\.dev/ns(/v\d+\.\d+\.\d+)?", context)):
+        faults.append(f"@context {context!r}")
+    if not (isinstance(document.get("@id"), str) and IRI.fullmatch(document["@id"])):
+        faults.append("@id is not an IRI")
+    if not (isinstance(document.get("author"), str) and document["author"].strip()):
+        faults.append("no author")
+    if not (isinstance(document.get("timestamp"), str) and RFC3339.fullmatch(document["timestamp"])):
+        faults.append("timestamp")
+    if not (type(document.get("version")) is int and document["version"] >= 1):
+        faults.append("version")
+    statements = document.get("statements")
+    if not isinstance(statements, list):
+        return [*faults, "statements is not a list"]
+    for index, statement in enumerate(statements):
+        faults += [f"statement {index}: {fault}" for fault in _statement_faults(statement)]
+    return faults
+
+
+def _statement_faults(statement: dict[str, Any]) -> list[str]:
+    faults = []
+    vulnerability = statement.get("vulnerability")
+    if not (isinstance(vulnerability, dict) and isinstance(vulnerability.get("name"), str) and vulnerability["name"]):
+        faults.append("vulnerability has no name")
+    products = statement.get("products")
+    if not (isinstance(products, list) and products and all(_addressable(product) for product in products)):
+        faults.append("a product that cannot be addressed")
+    for product in products or []:
+        if not all(_addressable(component) for component in product.get("subcomponents", [])):
+            faults.append("a subcomponent that cannot be addressed")
+    status = statement.get("status")
+    if status not in STATUSES:
+        faults.append(f"status {status!r}")
+    explained = statement.get("justification") in JUSTIFICATIONS or bool(statement.get("impact_statement"))
+    if status == "not_affected" and not explained:
+        faults.append("not_affected without a justification or an impact statement")
+    if status == "affected" and not statement.get("action_statement"):
+        faults.append("affected without an action statement")
+    if status != "not_affected" and "justification" in statement:
+        faults.append("a justification on a statement that is not not_affected")
+    return faults
+
+
+def _addressable(component: object) -> bool:
+    """A product or subcomponent is identified by its @id (an IRI), its identifiers or its hashes."""
+    if not isinstance(component, dict):
+        return False
+    named = isinstance(component.get("@id"), str) and IRI.fullmatch(component["@id"]) is not None
+    return named or bool(component.get("identifiers")) or bool(component.get("hashes"))
+
+
+def scanner_matches(statement: dict[str, Any], *, product: str, subcomponent: str) -> bool:
+    """Whether a scanner applies the statement to a finding, as openvex/go-vex's Statement.Matches (which Trivy and
+    Grype call) decides: a product whose @id is the one the scan names, and, where the product lists subcomponents
+    and the scan names one, one of them; no subcomponent named in the scan (a package taken as its own product)
+    matches a product by its @id alone."""
+
+    def same(ours: str, theirs: str) -> bool:
+        return ours == theirs
+
+    for listed in statement["products"]:
+        if not same(listed["@id"], product):
+            continue
+        components = listed.get("subcomponents", [])
+        if not components or not subcomponent or any(same(each["@id"], subcomponent) for each in components):
+            return True
+    return False
