@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import enum
 import json
+import operator
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -288,6 +289,16 @@ def of_entry(patch_id: str, distribution: str, title: str, fixed_in: str | None,
     return Record(tuple(ids), distribution, title, None, fixed_in, Fix.SOURCE, entries=(patch_id,))
 
 
+_ORDERED: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+
+
 def within(specifiers: str | None, version: str | None) -> bool | None:
     """Whether the release is in the range (a PEP 440 specifier set); None where that cannot be told (no range, no
     version, or one that is not PEP 440)."""
@@ -298,20 +309,19 @@ def within(specifiers: str | None, version: str | None) -> bool | None:
     parsed = versions.parse(version)
     if parsed is None:
         return None
-    from packaging.specifiers import Specifier  # only where a range decides
-
     for clause in specifiers.split(","):
         match = _CLAUSE.fullmatch(clause)
         assert match is not None, f"{specifiers!r} was validated when it was read"
-        operator, bound = match[1], match[2]
-        # `<` and `>` as the advisories' ranges mean them (OSV: introduced <= v < fixed, in version order): a
+        comparison, bound = match[1], match[2]
+        limit = None if bound.endswith(".*") else versions.parse(bound)
+        # An ordered bound as the advisories' ranges mean it (OSV: introduced <= v < fixed, in version order): a
         # pre-release of the fixed release is before it, where PEP 440's `<` would leave it out.
-        if operator in ("<", ">"):
-            limit = versions.parse(bound)
-            assert limit is not None
-            held = parsed < limit if operator == "<" else parsed > limit
-        else:
-            held = Specifier(f"{operator}{bound}").contains(parsed, prereleases=True)
+        if limit is not None and comparison in _ORDERED:
+            held = _ORDERED[comparison](parsed, limit)
+        else:  # ~=, ===, a wildcard: packaging's specifier, only here
+            from packaging.specifiers import Specifier
+
+            held = Specifier(f"{comparison}{bound}").contains(parsed, prereleases=True)
         if not held:
             return False
     return True

@@ -6,12 +6,10 @@ Each reason becomes words here and nowhere else, so the same fact reads the same
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -252,6 +250,9 @@ def vex_document(audit: Audit | None, interpreter: str, request: VexRequest) -> 
         "tooling": f"hfpatch {hfpatch.__version__}",
         "statements": statements,
     }
+    import hashlib
+    import uuid  # --vex only
+
     # Named by its content, so that a reproducible build (SOURCE_DATE_EPOCH) writes the same document.
     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).digest()
     return {"@context": OPENVEX_CONTEXT, "@id": f"urn:uuid:{uuid.UUID(bytes=digest[:16], version=5)}", **body}

@@ -6,6 +6,7 @@ These install transformers from the package index into fresh venvs, so they run 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -124,22 +125,46 @@ def test_the_ci_lines_run_and_say_what_they_promise(tmp_path: Path) -> None:
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
 
 
-def test_the_pip_audit_lines_ignore_exactly_the_advisories_fixed_here(tmp_path: Path) -> None:
+def test_the_pip_audit_lines_ignore_exactly_what_check_says_pip_audit_may(tmp_path: Path) -> None:
     """The pip-audit block on transformers 4.57.6 once hfpatch applied transformers-43140: `check --pip-audit`
-    expands to the two ids of CVE-2026-1839 and pip-audit takes them. The audit itself asks a vulnerability
-    service, which this machine cannot reach, so pip-audit runs with --dry-run (it reads its options and the
-    environment's distributions, and audits nothing); every other word of the block is as written."""
+    expands to the ids of every advisory check --json says pip-audit may ignore here (CVE-2026-1839's among them,
+    no open or unknown one), and pip-audit takes them. The audit itself asks a vulnerability service, which this
+    machine cannot reach, so pip-audit runs with --dry-run (it reads its options and the environment's
+    distributions, and audits nothing); every other word of the block is as written."""
     (block,) = [block for block in _blocks("sh") if "pip-audit" in block]
     applied = _applied_venv(tmp_path, "transformers==4.57.6")
     env = applied.env
     assert "transformers-43140: patched:" in applied.out, applied.out
+    (environment,) = json.loads(_run("hfpatch check --json", tmp_path, env).stdout)["environments"]
+    statuses = environment["advisory_statuses"]
+    ignorable = [advisory for status in statuses if status["pip_audit_ignores"] for advisory in status["ids"]]
+    assert {"CVE-2026-1839", "GHSA-69w3-r845-3855"} <= set(ignorable)
+    never = {advisory for status in statuses if status["status"] in ("open", "unknown") for advisory in status["ids"]}
+    assert never and not never & set(ignorable)  # CVE-2026-75104 has no fix: open
     options = _run("hfpatch check --pip-audit", tmp_path, env)
-    assert options.stdout.split() == ["--ignore-vuln", "CVE-2026-1839", "--ignore-vuln", "GHSA-69w3-r845-3855"]
+    assert options.stdout.split() == [word for advisory in ignorable for word in ("--ignore-vuln", advisory)]
     for line in block.strip().splitlines():
         command = line.split("#")[0].strip().replace("pip-audit $(", "pip-audit --dry-run $(")
         done = _run(f"set -x; {command}", tmp_path, env)
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
     assert "--ignore-vuln CVE-2026-1839 --ignore-vuln GHSA-69w3-r845-3855" in done.stderr, done.stderr
+
+
+def test_the_vex_line_writes_an_openvex_document_of_the_environment(tmp_path: Path) -> None:
+    """The OpenVEX line on 5.12.1 once applied: a valid document, whose statements are about this environment."""
+    from openvex import openvex_faults
+
+    (line,) = [block for block in _blocks("sh") if block.startswith("hfpatch check --vex >")]
+    env = _applied_venv(tmp_path, "transformers==5.12.1").env
+    done = _run(line.split("#")[0].strip(), tmp_path, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = json.loads((tmp_path / "hfpatch.vex.json").read_text(encoding="utf-8"))
+    assert openvex_faults(document) == [] and document["statements"], document
+    for statement in document["statements"]:
+        (product,) = statement["products"]
+        assert product["@id"].startswith("file://") and product["subcomponents"] == [
+            {"@id": "pkg:pypi/transformers@5.12.1"}
+        ]
 
 
 def test_the_own_catalog_lines_run(tmp_path: Path) -> None:
