@@ -38,7 +38,7 @@ _KEYS = frozenset(
     {"schema", "ids", "distribution", "title", "listed", "fixed_in", "fix", "upstream", "entries", "partial_entries"}
     | {"files", "about"}
 )
-_OPTIONAL = frozenset({"affected", "mitigation"})
+_OPTIONAL = frozenset({"affected", "mitigation", "package"})
 _DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 # One clause of a PEP 440 specifier set; its version is checked with versions.is_version (no packaging import).
 _CLAUSE = re.compile(r"\s*(~=|===|==|!=|<=|>=|<|>)\s*(\S+?)\s*")
@@ -71,11 +71,19 @@ class Record(NamedTuple):
     # The releases whose wheels carry the vulnerable code, as read off them, where that differs from `listed` (an
     # unfixed hole still in releases after the range the advisories give): names an advisory no entry speaks for.
     affected: str | None = None
+    # The distribution's top-level package, where it is not the distribution's name as an import name (PIL).
+    import_name: str | None = None
     path: Path | None = None  # the record's file; None for an entry's own advisories
 
     @property
     def primary(self) -> str:
         return self.ids[0]
+
+    @property
+    def package(self) -> str:
+        """The top-level package the distribution installs (accelerate, huggingface_hub), where a record of no entry
+        finds it."""
+        return self.import_name or canonical(self.distribution).replace("-", "_")
 
     @property
     def aliases(self) -> tuple[str, ...]:
@@ -186,6 +194,7 @@ def _record(data: Mapping[str, Any], path: Path) -> Record:
         files=files,
         about=_strings(data, "about"),
         mitigation=_string(data, "mitigation") if "mitigation" in data else None,
+        import_name=_package(data) if "package" in data else None,
         path=path,
     )
 
@@ -238,6 +247,13 @@ def _distribution(data: Mapping[str, Any]) -> str:
     value = _string(data, "distribution")
     if not _DISTRIBUTION.fullmatch(value):
         raise ValueError(f"distribution {value!r} is not a distribution's name")
+    return value
+
+
+def _package(data: Mapping[str, Any]) -> str:
+    value = _string(data, "package")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        raise ValueError(f"package {value!r} is not a top-level package's name")
     return value
 
 

@@ -61,12 +61,12 @@ def fill(
     """Each usable environment's audit, on its result. `explicit`: the user named the patches (--patch), and only the
     advisories that name one of them are audited; otherwise every advisory of an installed distribution is."""
     selected = frozenset(patch.id for patch in patches)
+    records = _records(register, patches, selected if explicit else None)
     for result in results:
         environment = result.environment
         if environment is None:
             continue
         outcomes = {outcome.patch.id: outcome for outcome in result.outcomes}
-        records = _records(register, patches, selected if explicit else None)
         given = result.requested
 
         def apply(entries: Sequence[str], given: str | None = given) -> str:
@@ -147,11 +147,9 @@ def _installation_of(outcome: engine.Outcome) -> Installation | None:
 
 
 def _installation(environment: Environment, record: Record) -> Installation | None:
-    """The distribution a record of no entry concerns, where the interpreter imports it: its top-level package is its
-    name as an import name (accelerate, peft, huggingface_hub)."""
-    package = advisory.canonical(record.distribution).replace("-", "_")
+    """The distribution a record of no entry concerns, where the interpreter imports its top-level package."""
     try:
-        return environment.installation(package, record.distribution, f"{package}/__init__.py")
+        return environment.installation(record.package, record.distribution, f"{record.package}/__init__.py")
     except HfpatchError:
         return None  # not a regular package of that name: not the distribution
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from openvex import openvex_faults, scanner_matches
-from support import Completed, Site, hfpatch, run
+from support import Completed, Site, hfpatch, run, write_files
 from toy import A_ID, B_ID, PATCH_ID, make_composed_site, make_site
 
 FIXED = ["CVE-2026-0001", "GHSA-2345-6789-cfgh"]  # the advisory toypkg-1 closes
@@ -297,6 +297,27 @@ def test_an_entry_the_command_did_not_choose_is_checked_for_the_advisory(tmp_pat
         f"  {FIXED[0]} ({FIXED[1]}): open: {B_ID} is not applied here; run "
         f"`hfpatch apply --patch {B_ID} --config {audited.config}`"
     ]
+
+
+@pytest.mark.parametrize("package", [None, "toyx"])
+def test_a_distribution_no_entry_names_is_found_by_its_package(audited: Audited, package: str | None) -> None:
+    """toy-extras 3.0 installs the package toyx: a record of it and no entry finds it where it says so."""
+    files = {"toyx/__init__.py": b""}
+    write_files(
+        audited.site.root,
+        {**files, "toy_extras-3.0.dist-info/METADATA": b"Name: toy-extras\nVersion: 3.0\n\n"},
+        "toy_extras-3.0.dist-info",
+    )
+    record = {"ids": ["CVE-2026-0007"], "distribution": "toy-extras", "title": "toyx trusts its input", "listed": ""}
+    record |= {"fixed_in": None, "fix": "none", "upstream": [], "entries": [], "files": []}
+    write_register(audited.site.team_catalog, {"CVE-2026-0007": record | ({"package": package} if package else {})})
+    found = [status for status in audited.document()["advisory_statuses"] if status["distribution"] == "toy-extras"]
+    if package is None:
+        assert found == []  # "toy_extras" is no package here: nothing of toy-extras is installed, as far as it can tell
+    else:
+        assert [(status["id"], status["version"], status["status"]) for status in found] == [
+            ("CVE-2026-0007", "3.0", "open")
+        ]
 
 
 # -------------------------------------------------------------------------------------------------- --pip-audit

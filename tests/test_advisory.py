@@ -277,6 +277,7 @@ REFUSALS = [
     pytest.param("title", "two\nlines", "title must be a non-empty string of one line", id="title"),
     pytest.param("mitigation", "", "mitigation must be a non-empty string of one line", id="mitigation-empty"),
     pytest.param("distribution", "my dist", "distribution 'my dist' is not a distribution's name", id="distribution"),
+    pytest.param("package", "my.pkg", "package 'my.pkg' is not a top-level package's name", id="package"),
 ]
 
 
