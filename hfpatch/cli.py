@@ -33,7 +33,7 @@ exit codes:
        patch fixed upstream or not applicable (the apply step is dead)
   2    error or refusal, nothing touched: unexpected or edited code, a linked or
        read-only target, a bad --python, no catalog distribution installed, bad
-       input (a [tool.hfpatch] table included)
+       input (a [tool.hfpatch] table or an advisory record included)
   130  interrupted (Ctrl-C): the message says what the environment holds now
        and what to run (`hfpatch apply` finishes a half-done patch, `hfpatch
        revert` undoes it)"""
