@@ -201,9 +201,9 @@ def _advisory_options(parser: argparse.ArgumentParser) -> None:
     scanners.add_argument(
         "--pip-audit",
         action="store_true",
-        help="print only pip-audit's options for this one environment: --ignore-vuln ID for each advisory fixed here "
-        "or whose code is not here, where pip-audit would report it (never one that is open or unknown here); the "
-        "exit code is check's",
+        help="print only pip-audit's options for this one environment: --ignore-vuln ID for each advisory a patch "
+        "applied here fixes, and each pip-audit lists for this release whose fix, or lack of the code, check finds "
+        "here (never one that is open, partly mitigated or unknown here); the exit code is check's",
     )
     scanners.add_argument(
         "--vex",
@@ -218,7 +218,7 @@ def _advisory_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="IRI",
         help="with --vex: the product its statements are about, as the scanner names the environment (an image: "
-        "pkg:oci/NAME@sha256:DIGEST; repeatable; default: the interpreter, as a file IRI)",
+        "pkg:oci/NAME@sha256%%3ADIGEST; repeatable; default: the interpreter, as a file IRI)",
     )
     parser.add_argument("--vex-author", metavar="NAME", help="with --vex: who issues the document (default: unknown)")
 
