@@ -308,8 +308,8 @@ def test_a_distribution_no_entry_names_is_found_by_its_package(audited: Audited,
         {**files, "toy_extras-3.0.dist-info/METADATA": b"Name: toy-extras\nVersion: 3.0\n\n"},
         "toy_extras-3.0.dist-info",
     )
-    record = {"ids": ["CVE-2026-0007"], "distribution": "toy-extras", "title": "toyx trusts its input", "listed": ""}
-    record |= {"fixed_in": None, "fix": "none", "upstream": [], "entries": [], "files": []}
+    record: dict[str, Any] = {"ids": ["CVE-2026-0007"], "distribution": "toy-extras", "title": "toyx trusts its input"}
+    record |= {"listed": "", "fixed_in": None, "fix": "none", "upstream": [], "entries": [], "files": []}
     write_register(audited.site.team_catalog, {"CVE-2026-0007": record | ({"package": package} if package else {})})
     found = [status for status in audited.document()["advisory_statuses"] if status["distribution"] == "toy-extras"]
     if package is None:
