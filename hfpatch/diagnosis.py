@@ -150,7 +150,7 @@ def _diagnose(facts: Facts, suggest: Suggest) -> Diagnosis:
             f"stale state: hfpatch patched {saved.distribution} {saved.version}, and {now} is installed now; "
             f"the next `{suggest('apply')}` or `{suggest('revert')}` clears it",
         )
-    trouble = _missing_or_unreadable(facts)
+    trouble = _missing_or_unreadable(facts, stale)
     if trouble is not None:
         return trouble._replace(notes=notes + trouble.notes, stale_state=stale)
     if saved is not None and not stale:
@@ -164,10 +164,13 @@ def _differ(then: str | None, now: str | None) -> bool:
     return then is not None and now is not None and then != now
 
 
-def _missing_or_unreadable(facts: Facts) -> Diagnosis | None:
+def _missing_or_unreadable(facts: Facts, stale: bool) -> Diagnosis | None:
     patch, installation = facts.patch, facts.installation
     assert installation is not None
+    never = [file.file for file in facts.files if _never_installed(file, stale)]
     for file in facts.files:
+        if file.file in never:
+            continue
         if file.missing:
             if patch.first_defined_in and versions.is_older(installation.version, patch.first_defined_in):
                 return Diagnosis(
@@ -177,7 +180,27 @@ def _missing_or_unreadable(facts: Facts) -> Diagnosis | None:
             return Diagnosis(Condition.ERROR, f"{file.path} is missing; reinstall {patch.distribution}")
         if file.source is None:
             return Diagnosis(Condition.ERROR, file.source_error or f"cannot read {file.path}")
-    return None
+    return None if not never else _release_without(facts, never)
+
+
+def _never_installed(file: FileFacts, stale: bool) -> bool:
+    """The release never had the file: it is missing and RECORD, read, does not list it (a file lost since is
+    listed). A file hfpatch's state of this install holds is hfpatch's to explain, not the release's."""
+    return file.missing and file.unlisted and (file.state is None or stale)
+
+
+def _release_without(facts: Facts, never: list[str]) -> Diagnosis:
+    """Whatever releases the entry was written from, one that never had its files is none of its concern; one that
+    lacks some of them is a release it does not cover (a fix of several files cannot be carried in part)."""
+    patch, installation = facts.patch, facts.installation
+    assert installation is not None
+    names = ", ".join(never)
+    summary = f"{patch.distribution} {installation.version} has no {names} (its RECORD does not list it)"
+    if len(never) == len(facts.files):
+        return Diagnosis(Condition.NOT_APPLICABLE, summary)
+    others = ", ".join(file.file for file in facts.files if file.file not in never)
+    summary += f", which {patch.id} changes with {others}: hfpatch leaves this release"
+    return Diagnosis(Condition.NOT_COVERED, summary)
 
 
 def _worst(judged: list[Diagnosis]) -> Diagnosis:

@@ -42,6 +42,8 @@ class FileFacts(NamedTuple):
     source_sha256: str | None = None
     source_error: str | None = None
     missing: bool = False
+    # RECORD was read and does not list the file: the release never installed it (not a file lost since).
+    unlisted: bool = False
     # Why hfpatch will not write the file: it, or a directory between it and site-packages, is a link.
     link: str | None = None
     record_line: str | None = None
@@ -171,8 +173,14 @@ def _file(
     original, original_error = _original(root, saved)
     leftover = saved is None and state.file_dir(root, patch_file.file).exists()
     record_line = None if record is None else wheelrecord.find_line(record, patch_file.file)
+    unlisted = record is not None and not wheelrecord.lists(record, patch_file.file)
     found = found._replace(
-        state=saved, leftover=leftover, original=original, original_error=original_error, record_line=record_line
+        state=saved,
+        leftover=leftover,
+        original=original,
+        original_error=original_error,
+        record_line=record_line,
+        unlisted=unlisted,
     )
     if not path.exists():
         return found._replace(missing=True)

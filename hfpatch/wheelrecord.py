@@ -45,6 +45,11 @@ def find_line(record: bytes, relative_file: str) -> str | None:
         return None
 
 
+def lists(record: bytes, relative_file: str) -> bool:
+    """Whether RECORD has a line for `relative_file` (whatever that line holds)."""
+    return _line_span(record, relative_file) is not None
+
+
 def read_line(record: Path, relative_file: str) -> str | None:
     try:
         return find_line(record.read_bytes(), relative_file)

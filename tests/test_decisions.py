@@ -33,6 +33,7 @@ from toy import (
     make_pair_site,
     make_site,
     with_changes,
+    write_entry,
 )
 
 from hfpatch import catalog, engine, entry, state
@@ -410,6 +411,27 @@ def composed_while_the_others_apply_is_interrupted(where: Path) -> World:
     state.save_file(world.site.root, held)
     set_phase(other, Phase.APPLYING)
     return world
+
+
+def without_in_record(world: World, relative_file: str) -> World:
+    """A release that never had the file: not installed, and its RECORD has no line for it."""
+    (world.site.root / relative_file).unlink()
+    lines = world.site.record.read_text(encoding="utf-8").splitlines(keepends=True)
+    world.site.record.write_text("".join(line for line in lines if not line.startswith(f"{relative_file},")))
+    return world
+
+
+def release_without_the_file(where: Path) -> World:
+    """A release after the fix that never had core.py: whatever range the entry was written from, not its concern."""
+    return without_in_record(fresh(where, version="3.0", module=FIXED_MODULE), MODULE)
+
+
+def release_without_one_of_the_files(where: Path) -> World:
+    """toypkg-pair on a release that has core.py (with the bug) and never had words.py: a fix of two files cannot be
+    carried in part, and nothing is wrong with the install."""
+    site = make_site(where, words=BUGGY_WORDS)
+    site = Site(site.root, "toypkg", "1.0", MODULE, PAIR_ID, catalog=write_entry(where / "pair-catalog", PAIR_ID))
+    return without_in_record(of_the_catalog(site, PAIR_ID), WORDS)
 
 
 def missing_file(where: Path) -> World:
@@ -806,6 +828,28 @@ SCENARIOS = [
             REFUSED,
         ),
         id="incomplete-composed-the-others-apply-interrupted",
+    ),
+    pytest.param(
+        release_without_the_file,
+        expect(
+            Condition.NOT_APPLICABLE,
+            "toypkg 3.0 has no toypkg/core.py (its RECORD does not list it)",
+            None,
+            NOTHING,
+            NOTHING,
+        ),
+        id="not-applicable-release-never-had-the-file",
+    ),
+    pytest.param(
+        release_without_one_of_the_files,
+        expect(
+            Condition.NOT_COVERED,
+            "has no toypkg/text/words.py (its RECORD does not list it), which toypkg-pair changes with toypkg/core.py",
+            None,
+            NOTHING,
+            NOTHING,
+        ),
+        id="not-covered-release-never-had-one-of-the-files",
     ),
     pytest.param(
         missing_file,
