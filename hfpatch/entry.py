@@ -174,7 +174,7 @@ class Patch(NamedTuple):
     @property
     def fixed_upstream(self) -> str:
         """In words: where the fix is upstream."""
-        return f"in {self.fixed_in}" if self.fixed_in else "in no release yet"
+        return f"in {self.fixed_in}" if self.fixed_in else "upstream, in no release yet"
 
 
 def release_span(releases: Sequence[str], empty: str = "no listed release") -> str:

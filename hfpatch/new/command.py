@@ -26,6 +26,7 @@ from hfpatch.errors import AuthoringError, HfpatchError, UnexpectedCode, UsageEr
 from hfpatch.new import skeleton, sources, wheels
 from hfpatch.new.assemble import Authoring, Fixed, Missing, Wanted, author, dependencies, understand
 from hfpatch.new.judge import Judged
+from hfpatch.new.progress import Progress
 from hfpatch.new.request import Request, Targets, check_id, parse_targets, version_option
 from hfpatch.new.table import render_table
 
@@ -40,20 +41,10 @@ class _Reading:
     paths: set[str] = field(default_factory=set)
     texts: dict[str, dict[str, bytes | None]] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
-    # Where to say how far it got (a terminal), and out of how many at most.
-    progress: TextIO | None = None
-    most: int = 0
-
-    def _said(self) -> None:
-        if self.progress is not None:
-            done = len(self.texts) + len(self.unavailable)
-            self.progress.write(f"\rread {done} of up to {self.most} releases")
-            self.progress.flush()
+    progress: Progress = field(default_factory=lambda: Progress(None, terminal=False))
 
     def done(self) -> None:
-        if self.progress is not None:
-            self.progress.write("\r" + " " * 40 + "\r")
-            self.progress.flush()
+        self.progress.done()
 
     def read(self, versions: Iterable[Version]) -> None:
         todo = [
@@ -65,7 +56,7 @@ class _Reading:
         for version, fetched in self.source.fetch(todo).items():
             if fetched.path is None:
                 self.unavailable[str(version)] = fetched.why_not
-                self._said()
+                self.progress.one_more(str(version))
                 continue
             with wheels.Wheel(fetched.path) as wheel:
                 if wheel.version != version:
@@ -73,7 +64,7 @@ class _Reading:
                 known = self.texts.setdefault(str(version), {})
                 for path in sorted(self.paths - set(known)):
                     known[path] = wheel.read(path)
-            self._said()
+            self.progress.one_more(str(version))
 
     def more(self, paths: Iterable[str]) -> None:
         """Read these files too, in every release read so far."""
@@ -131,6 +122,10 @@ def _plan(args: Request) -> _Plan:
     ]
     if len(given) > 1:
         raise UsageError("give one of --fixed-from PATH and --from-edits DIST: the fixed text comes from one place.")
+    if args.from_edits and args.fixed_in is not None:
+        raise UsageError(
+            "--fixed-in and --from-edits: the fixed text is your edit, made on the release installed; give one."
+        )
     if not given and args.fixed_in is None:
         raise UsageError(
             "say where the fixed text is: --fixed-in VERSION (a release), --fixed-from PATH (a wheel or a source tree "
@@ -164,6 +159,12 @@ def run(args: Request, out: TextIO) -> int:
         raise UsageError(f"the catalog {catalog_dir} is not a directory; give --catalog a directory.")
     if (destination.exists() or destination.is_symlink()) and not args.force:
         raise UsageError(f"{destination} exists; give --force to replace it, or choose another PATCH_ID.")
+    builtin = catalog.builtin_catalog() / patch_id
+    if (builtin / entry.ENTRY).is_file() and builtin.resolve() != destination.resolve():
+        raise UsageError(
+            f"{patch_id} is the id of a built-in entry, and hfpatch refuses two entries with one id: choose "
+            "another PATCH_ID."
+        )
 
     fixed = asked.fixed_in
     edits: sources.EditsSource | None = None
@@ -181,6 +182,8 @@ def run(args: Request, out: TextIO) -> int:
         source = wheels.FindLinks(Path(args.find_links), distribution)
     else:
         source = wheels.PackageIndex(distribution, Path(args.cache) if args.cache else wheels.default_cache(), pre=pre)
+    # Listing the releases through pip takes seconds: say what is under way before it starts.
+    print(f"listing the releases of {distribution} in {source.where}", file=out, flush=True)
     listed = source.versions()
     if not listed:
         raise AuthoringError(f"no wheel of {distribution} in {source.where}; is the name right?")
@@ -209,7 +212,8 @@ def run(args: Request, out: TextIO) -> int:
     after = fixed if fixed is not None else pivot
     newer = [version for version in versions if after is not None and version > after]
     # The release a build or an edit says it is (4.57.6, 4.57.6+local) is what it was made on: the fix is read
-    # against it. A release's fix is read against the release before it.
+    # against it (a build that is that release, file for file, is read against the release before it; below).
+    # A release's fix is read against the release before it.
     made_on = fix_source is not None
     older = [version for version in versions if pivot is None or version < pivot or (made_on and version == pivot)]
 
@@ -221,7 +225,7 @@ def run(args: Request, out: TextIO) -> int:
         file=out,
         flush=True,
     )
-    reading = _Reading(source, progress=sys.stderr if sys.stderr.isatty() else None, most=len(candidates))
+    reading = _Reading(source, progress=Progress(sys.stderr, terminal=sys.stderr.isatty()))
     if fix_source is None:
         assert fixed is not None
         fetched = source.fetch([fixed, *newer[-1:], *older[-1:]])[fixed]
@@ -232,6 +236,8 @@ def run(args: Request, out: TextIO) -> int:
     reading.paths = {want.file for want in wanted}
     baseline = older[-1:] if older else []
     reading.read([*baseline, *([fixed] if fixed in versions else [])])
+    if edits is None and baseline and baseline[0] == fix_source.version:
+        older, baseline = _made_on(reading, fix_source, older)
     header = _header(args, patch_id, distribution, wanted, fixed, fix_source)
     before = str(baseline[0]) if baseline and str(baseline[0]) in reading.texts else None
     fix_texts = fix_source.read(reading.paths)
@@ -273,7 +279,7 @@ def run(args: Request, out: TextIO) -> int:
     for note in _shown_notes(authoring, versions):
         print(f"note: {note}", file=out)
     if authoring.missing or authoring.unsafe:
-        for line in _not_safe(header, authoring):
+        for line in _not_safe(header, authoring, fix.label):
             print(line, file=out)
         raise AuthoringError("not safe to backport as it stands (see above); nothing written.")
     if authoring.refusal:
@@ -299,13 +305,6 @@ def run(args: Request, out: TextIO) -> int:
         f"{_count(on_disk, 'file')} on disk)",
         file=out,
     )
-    builtin = catalog.builtin_catalog() / patch_id
-    if (builtin / entry.ENTRY).is_file() and builtin.resolve() != written.resolve():
-        print(
-            f"note: the built-in catalog has an entry {patch_id} too; hfpatch refuses two entries with one id, so "
-            "rename this one to use it beside the built-in catalog.",
-            file=out,
-        )
     _overlaps(catalog_dir, out)
     if edits is not None:
         _adopt(entry.load(written), edits, reading.texts[str(edits.version)], out)
@@ -334,6 +333,20 @@ def _candidates(
     if fixed is not None and fixed in versions:
         found.add(fixed)
     return sorted(found)
+
+
+def _made_on(
+    reading: _Reading, fix_source: sources.FixSource, older: list[Version]
+) -> tuple[list[Version], list[Version]]:
+    """The releases older than a build that says it is release V: V's own where the build changes V's files (a
+    checkout of V with the fix), those before V where the build is V as released (the released wheel, given by
+    path), whose fix is then read against the release before it."""
+    released = reading.texts.get(str(older[-1]), {})
+    if any(released.get(path) != text for path, text in fix_source.read(reading.paths).items()):
+        return older, older[-1:]
+    older = older[:-1]
+    reading.read(older[-1:])
+    return older, older[-1:]
 
 
 def _nearest(versions: Sequence[Version], wanted: Version) -> list[Version]:
@@ -437,11 +450,11 @@ def _header(
     )
 
 
-def _not_safe(header: Patch, authoring: Authoring) -> list[str]:
+def _not_safe(header: Patch, authoring: Authoring, fix_label: str) -> list[str]:
     """Why no entry is written, a line a cause, and what to do about each."""
     lines = ["not safe to backport as it stands:"]
     for item in authoring.missing:
-        lines.append(f"  - {_missing(header, item)}")
+        lines.append(f"  - {_missing(header, item, fix_label)}")
     for reason in authoring.unsafe:
         lines.append(f"  - {reason}")
     if authoring.safe_since is not None:
@@ -452,15 +465,15 @@ def _not_safe(header: Patch, authoring: Authoring) -> list[str]:
     return lines
 
 
-def _missing(header: Patch, item: Missing) -> str:
+def _missing(header: Patch, item: Missing, fix_label: str) -> str:
+    """One name the fix uses that a release lacks; `fix_label` names the fixed text (a release, a build, an edit)."""
     users, span = ", ".join(item.users), release_span(item.releases)
     lacking = f"the fix of {users} uses {item.name}, which {span} {'lacks' if len(item.releases) == 1 else 'lack'}"
-    fixed = f"{header.distribution} {header.fixed_in}"
     if item.kind_in_fix is None:
-        return f"{lacking}; the {fixed} module does not bind it either (a builtin of a newer Python?)"
+        return f"{lacking}; {item.module} in {fix_label} does not bind it either (a builtin of a newer Python?)"
     article = "an" if item.kind_in_fix[0] in "aeiou" else "a"
     return (
-        f"{lacking}; it is {article} {item.kind_in_fix} in {fixed}: add --target "
+        f"{lacking}; it is {article} {item.kind_in_fix} in {fix_label}: add --target "
         f"{header.distribution}:{item.module}:{item.name} to carry it, or --target {header.distribution}:{item.module} "
         "for the whole module's fix"
     )
@@ -495,6 +508,11 @@ def _edits_carried(fix: Fixed, released: dict[str, bytes | None]) -> None:
         original = released.get(path)
         if original is None:
             raise AuthoringError(f"{path} is not in the release the edit was made on: a new file is not carried.")
+        if original == edited:
+            raise AuthoringError(
+                f"{path} is unedited: it is as the release installed has it, so there is nothing to carry (edit it, "
+                "or leave its --target out); nothing written."
+            )
         old, new = statements.parse(original, path), statements.parse(edited, path)
         if [unit.text for unit in statements.units(old)] == [unit.text for unit in statements.units(new)]:
             line = _first_difference(original, edited)
