@@ -69,10 +69,36 @@ PROOF: dict[str, tuple[str, list[str]]] = {
         "transformers",
         ["4.21.3", "4.22.2", "4.23.1", "4.24.0", "4.25.1", "4.26.1", "4.27.4", "4.28.1", "4.29.2", "4.30.0"],
     ),
-    # sec2's ReDoS entries: the pins they concern, the first and last release they cover, the first with the fix.
+    # sec2's ReDoS entries (4.18.0-4.23.1 pin tokenizers<0.13, which has no wheel for Python 3.11: 4.24.0 stands in
+    # for the first affected release), on the pins they concern, the first and last releases they cover, and the first
+    # release with the fix.
     "transformers-cve-2025-3263": (
         "transformers",
-        ["4.18.0", "4.35.2", "4.36.2", "4.38.2", "4.44.2", "4.46.3", "4.50.3", "4.51.0"],
+        ["4.24.0", "4.35.2", "4.36.2", "4.38.2", "4.44.2", "4.46.3", "4.50.3", "4.51.0"],
+    ),
+    "transformers-cve-2025-3264": (
+        "transformers",
+        ["4.29.0", "4.35.2", "4.36.2", "4.38.2", "4.44.2", "4.46.3", "4.50.3", "4.51.0"],
+    ),
+    "transformers-cve-2025-3933": (
+        "transformers",
+        ["4.24.0", "4.35.2", "4.36.2", "4.38.2", "4.44.2", "4.46.3", "4.51.3", "4.52.1"],
+    ),
+    "transformers-cve-2025-5197": (
+        "transformers",
+        ["4.16.0", "4.35.2", "4.36.2", "4.38.2", "4.44.2", "4.46.3", "4.51.3", "4.52.4", "4.53.0"],
+    ),
+    "transformers-cve-2025-6051": (
+        "transformers",
+        ["4.36.0", "4.36.2", "4.38.2", "4.44.2", "4.46.3", "4.51.3", "4.52.4", "4.53.0"],
+    ),
+    "transformers-cve-2025-6638": (
+        "transformers",
+        ["4.16.0", "4.35.2", "4.36.2", "4.38.2", "4.44.2", "4.46.3", "4.51.3", "4.52.4", "4.53.0"],
+    ),
+    "transformers-cve-2025-6921": (
+        "transformers",
+        ["4.16.0", "4.35.2", "4.36.2", "4.38.2", "4.44.2", "4.46.3", "4.51.3", "4.52.4", "4.53.0"],
     ),
     "huggingface_hub-3579": ("huggingface_hub", ["1.0.1", "1.1.5", "1.1.6"]),
     "huggingface_hub-3610": (
@@ -87,6 +113,7 @@ PROBE_NEEDS: dict[str, list[str]] = {
     "transformers-43140": [TORCH, ACCELERATE],
     "transformers-44395": [TORCH],
     "transformers-gas-5.5.4": [TORCH, ACCELERATE],
+    "transformers-cve-2025-6638": ["sentencepiece"],  # tokenization_marian imports it
 }
 
 # The default run (`nox`) runs every transformers test on the newest affected release of each of the first two
