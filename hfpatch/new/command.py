@@ -1,17 +1,14 @@
 """`hfpatch new`: pick the releases, read their wheels, print the table, and write the entry.
 
 The decisions are those of hfpatch.new.judge and hfpatch.new.assemble (pure); this is the shell around them. The
-entry is written into a scratch directory that is renamed into place only once `hfpatch.entry.load` reads it back
-unchanged and `hfpatch.classify` gives every release read the verdict of the table.
+entry's directory is written by `hfpatch.entry.write`, which puts it in place only once it reads back unchanged.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 import sys
-import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -19,7 +16,7 @@ from typing import TextIO
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from hfpatch import catalog, entry, files, statements
+from hfpatch import catalog, entry, statements
 from hfpatch.entry import Patch, release_span
 from hfpatch.environment import resolve_python
 from hfpatch.errors import AuthoringError, HfpatchError, UnexpectedCode, UsageError
@@ -296,7 +293,7 @@ def run(args: Request, out: TextIO) -> int:
     placed = authoring.patch._replace(about=about, directory=destination)
     patch = entry.with_fixed_files(_kept(placed, previous, args))
     patch, probe_text = _probe(patch, destination)
-    written = write_entry(catalog_dir, patch, force=args.force, previous=previous, probe=probe_text)
+    written = entry.write(catalog_dir, patch, force=args.force, previous=previous, probe=probe_text)
     forms = sum(len(target.forms) for file in patch.files for target in file.targets)
     target_count = sum(len(file.targets) for file in patch.files)
     on_disk = sum(1 for path in written.rglob("*") if path.is_file())
@@ -385,31 +382,6 @@ def _wanted(
             raise AuthoringError(f"{fix_source.label} has no {paths}: is {module} a module of {distribution}?")
         wanted.append(Wanted(module, path, names))
     return wanted
-
-
-def _relative(patch: Patch, directory: Path) -> Patch:
-    """The entry as it reads wherever it lies: its probe and transform by their names inside it."""
-
-    def inside(path: Path | None) -> Path | None:
-        return None if path is None else path.resolve().relative_to(directory.resolve())
-
-    return patch._replace(directory=Path(patch.id), probe=inside(patch.probe), transform=inside(patch.transform))
-
-
-def _leaving(top: Path, written: set[str]) -> Callable[[str, list[str]], set[str]]:
-    """copytree's ignore: the files `new` wrote before (it writes them anew), nothing else."""
-
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        relative = Path(directory).relative_to(top)
-        return {name for name in names if (relative / name).as_posix().removeprefix("./") in written}
-
-    return ignore
-
-
-def _prune_empty(directory: Path) -> None:
-    for path in sorted(directory.rglob("*"), key=lambda path: len(path.parts), reverse=True):
-        if path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
 
 
 def _count(number: int, noun: str) -> str:
@@ -630,57 +602,3 @@ def _text(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-
-
-def write_entry(
-    catalog_dir: Path, patch: Patch, *, force: bool, previous: Patch | None = None, probe: str | None = None
-) -> Path:
-    """Write the entry beside its place, read it back, then rename it in: a reader sees no entry or a whole one.
-    An entry replaced keeps every file `new` did not write (a probe, notes); those it wrote are written anew. The
-    text of a probe, given, is written as the entry's probe."""
-    final = catalog_dir / patch.id
-    files.make_directory(catalog_dir)
-    try:
-        scratch = Path(tempfile.mkdtemp(prefix=f".{patch.id}.new-", dir=catalog_dir))
-    except OSError as error:
-        raise AuthoringError(f"cannot write into {catalog_dir}: {error.strerror or error}.") from None
-    try:
-        staged = scratch / patch.id
-        if force and final.is_dir():
-            written = {entry.ENTRY} | (
-                set()
-                if previous is None
-                else {target.fixed_file for file in previous.files for target in file.targets if target.fixed_file}
-            )
-            shutil.copytree(final, staged, symlinks=True, ignore=_leaving(final, written))
-            _prune_empty(staged)
-        else:
-            staged.mkdir()
-        for file in patch.files:
-            for target in file.targets:
-                if target.fixed_text is None:
-                    continue
-                assert target.fixed_file is not None
-                path = staged / target.fixed_file
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(target.fixed_text + "\n", encoding="utf-8")
-        if probe is not None:
-            assert patch.probe is not None
-            (staged / patch.probe.name).write_text(probe, encoding="utf-8")
-        (staged / entry.ENTRY).write_text(entry.render(patch), encoding="utf-8")
-        loaded = entry.load(staged)
-        if _relative(loaded, staged) != _relative(patch, final):
-            raise AuthoringError(f"the entry read back from {staged} differs from the one written (a bug).")
-        if final.exists() or final.is_symlink():
-            if not force:
-                raise UsageError(f"{final} exists; give --force to replace it.")
-            final.rename(scratch / "replaced")
-        staged.rename(final)
-        # What root (sudo) writes into a user's repository belongs to that user, as everything hfpatch creates.
-        for path in sorted([final, *final.rglob("*")], key=lambda path: len(path.parts)):
-            files.take_owner_of_directory(path)
-    except OSError as error:
-        raise AuthoringError(f"cannot write {final}: {error.strerror or error}.") from None
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return final

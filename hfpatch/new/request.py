@@ -13,7 +13,6 @@ from hfpatch import entry
 from hfpatch.errors import UsageError
 
 _DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
-_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ def parse_targets(values: Sequence[str]) -> Targets:
         distribution, module = parts[0], parts[1]
         if not _DISTRIBUTION.fullmatch(distribution):
             raise UsageError(f"--target {value!r}: {distribution!r} is not a distribution name.")
-        if not _MODULE.fullmatch(module):
+        if not entry.DOTTED.fullmatch(module):
             raise UsageError(f"--target {value!r}: {module!r} is not a module name (dotted, like a.b.c).")
         distributions.setdefault(_normalised(distribution), distribution)
         if len(parts) == 2:
@@ -90,7 +89,7 @@ def parse_targets(values: Sequence[str]) -> Targets:
             modules[module] = None
             continue
         name = parts[2]
-        if not entry.QUALNAME.fullmatch(name):
+        if not entry.DOTTED.fullmatch(name):
             raise UsageError(
                 f"--target {value!r}: {name!r} is not a name (a function, a class, a constant, Class.method)."
             )
