@@ -65,6 +65,15 @@ PROOF: dict[str, tuple[str, list[str]]] = {
     "transformers-43140": ("transformers", ["4.52.4", "4.53.3", "4.54.1", "4.55.4", "4.56.2", "4.57.6", "5.0.0"]),
     "transformers-44395": ("transformers", ["5.0.0", "5.1.0", "5.2.0", "5.3.0"]),
     "transformers-gas-5.5.4": ("transformers", ["5.2.0", "5.3.0", "5.4.0", "5.5.3", "5.5.4"]),
+    "transformers-cve-2023-2800": (
+        "transformers",
+        ["4.21.3", "4.22.2", "4.23.1", "4.24.0", "4.25.1", "4.26.1", "4.27.4", "4.28.1", "4.29.2", "4.30.0"],
+    ),
+    # sec2's ReDoS entries: the pins they concern, the first and last release they cover, the first with the fix.
+    "transformers-cve-2025-3263": (
+        "transformers",
+        ["4.18.0", "4.35.2", "4.36.2", "4.38.2", "4.44.2", "4.46.3", "4.50.3", "4.51.0"],
+    ),
     "huggingface_hub-3579": ("huggingface_hub", ["1.0.1", "1.1.5", "1.1.6"]),
     "huggingface_hub-3610": (
         "huggingface_hub",

@@ -215,7 +215,7 @@ def test_fixed_in_is_required_of_a_schema_2_entry_and_may_be_left_out_of_a_schem
     data = valid()
     del data["fixed_in"]
     loaded = entry.load(write_entry(tmp_path / "3", data))
-    assert (loaded.fixed_in, loaded.fixed_upstream) == (None, "in no release yet")
+    assert (loaded.fixed_in, loaded.fixed_upstream) == (None, "upstream, in no release yet")
 
 
 @pytest.mark.parametrize(
