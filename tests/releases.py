@@ -56,6 +56,11 @@ HUB_FIXED_IN = "4.56.1"
 # - `nox -s every_release` proves it on every release its entry names (the whole proof, about an hour).
 # A patch whose probe needs more than its distribution names it in PROBE_NEEDS; those patches are proven in one
 # session that installs it once (release_torch: torch by pip, from this machine's disk) and then each release.
+# The newest release of each minor line 4.29 to 4.49 (the security entries of 4.30.0 to 4.49.0 are proven on them).
+LINES_4_30_TO_4_49 = [
+    "4.29.2", "4.30.2", "4.31.0", "4.32.1", "4.33.3", "4.34.1", "4.35.2", "4.36.2", "4.37.2", "4.38.2", "4.39.3",
+    "4.40.2", "4.41.2", "4.42.4", "4.43.4", "4.44.2", "4.45.2", "4.46.3", "4.47.1", "4.48.3", "4.49.0",
+]  # fmt: skip
 PATCH_ID = "transformers-46618"
 PROOF: dict[str, tuple[str, list[str]]] = {
     PATCH_ID: ("transformers", ["5.9.0", "5.10.4", "5.11.0", "5.12.1", "5.13.0"]),
@@ -69,6 +74,7 @@ PROOF: dict[str, tuple[str, list[str]]] = {
         "transformers",
         ["4.21.3", "4.22.2", "4.23.1", "4.24.0", "4.25.1", "4.26.1", "4.27.4", "4.28.1", "4.29.2", "4.30.0"],
     ),
+    "transformers-cve-2025-2099": ("transformers", [*LINES_4_30_TO_4_49, "4.50.0"]),
     "huggingface_hub-3579": ("huggingface_hub", ["1.0.1", "1.1.5", "1.1.6"]),
     "huggingface_hub-3610": (
         "huggingface_hub",
