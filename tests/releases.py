@@ -75,6 +75,11 @@ PROOF: dict[str, tuple[str, list[str]]] = {
         ["4.21.3", "4.22.2", "4.23.1", "4.24.0", "4.25.1", "4.26.1", "4.27.4", "4.28.1", "4.29.2", "4.30.0"],
     ),
     "transformers-cve-2025-2099": ("transformers", [*LINES_4_30_TO_4_49, "4.50.0"]),
+    # sec2's ReDoS entries: the pins they concern, the first and last release they cover, the first with the fix.
+    "transformers-cve-2025-3263": (
+        "transformers",
+        ["4.18.0", "4.35.2", "4.36.2", "4.38.2", "4.44.2", "4.46.3", "4.50.3", "4.51.0"],
+    ),
     "huggingface_hub-3579": ("huggingface_hub", ["1.0.1", "1.1.5", "1.1.6"]),
     "huggingface_hub-3610": (
         "huggingface_hub",
