@@ -205,6 +205,26 @@ def test_hfpatch_reads_each_release_as_the_table_says(written: Written) -> None:
         assert edited is found, release
 
 
+def test_an_entry_hfpatch_would_read_otherwise_than_the_table_is_refused_and_nothing_is_written(
+    new: NewRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """new's last safety net: before it writes, it reads every release with the entry it is about to write, as
+    check and apply will. Where that reading and the table disagree (here hfpatch's reader is made to misread 1.1,
+    the kind of bug the net is for), new refuses as its own bug and writes nothing."""
+    identify = classify.identify
+
+    def misread(text: bytes, patch: Patch, file: entry.PatchFile, release: str | None) -> classify.Classification:
+        found = identify(text, patch, file, release)
+        return classify.Classification(Verdict.FIXED, "misread") if release == "1.1" else found
+
+    monkeypatch.setattr(classify, "identify", misread)
+    done = new("madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0")
+    assert done.code == 2, done.out + done.err
+    assert done.err.splitlines()[-1].endswith("(a bug in hfpatch new)."), done.err
+    assert "of 1.1 as fixed, not needs-patch" in done.err, done.err
+    assert not (tmp_path / "catalog" / "madeup-total").exists()
+
+
 def test_a_method_whose_class_lacks_an_attribute_the_fix_uses_is_not_applicable(written: Written) -> None:
     assert written.basket.code == 0, written.basket.err
     table = written.basket.table()
