@@ -225,18 +225,25 @@ def test_new_writes_an_entry_of_every_form_of_the_files_the_fixed_release_no_lon
     assert classify.identify(b"", patch, a, "1.0").verdict is Verdict.FIXED
 
 
-def test_new_refuses_to_remove_a_file_the_fixed_release_still_ships(
+def test_new_leaves_out_a_file_the_fixed_release_still_ships(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     links = _script_wheels(tmp_path / "wheels", fixed_ships=True)
     argv = ["new", PATCH_ID, "--remove", "toypkg:toypkg/convert_*.py", "--fixed-in", "2.0"]
     done = in_process([*argv, "--find-links", str(links), "--catalog", str(tmp_path / "catalog")], capsys)
-    assert done.code == 2
-    assert done.err == (
-        "hfpatch: error: 2.0 ships toypkg/convert_b.py, which the entry would remove: the release with the fix "
-        "(--fixed-in) ships none of the files; nothing written.\n"
+    assert done.code == 0, done.out + done.err
+    assert (
+        "note: 2.0 still ships 1 file the pattern matches (toypkg/convert_b.py, ...): not removed upstream" in done.out
     )
-    assert not (tmp_path / "catalog").exists()
+    assert [file.file for file in entry.load(tmp_path / "catalog" / PATCH_ID).files] == ["toypkg/convert_a.py"]
+    only = ["new", "other", "--remove", "toypkg:toypkg/convert_b.py", "--fixed-in", "2.0"]
+    refused = in_process([*only, "--find-links", str(links), "--catalog", str(tmp_path / "catalog")], capsys)
+    assert refused.code == 2
+    assert refused.err == (
+        "hfpatch: error: no file the pattern matches is gone from 2.0: each release read before it ships none, or 2.0 "
+        "ships it still; nothing written.\n"
+    )
+    assert not (tmp_path / "catalog" / "other").exists()
 
 
 @pytest.mark.parametrize(

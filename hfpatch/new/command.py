@@ -86,7 +86,14 @@ def run_removal(asked: Asked, out: TextIO) -> int:
     found = removal.read_back(releases, selection, asked, asked.remove)
     files = removal.removed_files(found, str(asked.fixed_in))
     print(f"{asked.distribution} {asked.remove}, {len(found)} releases from {releases.where}:", file=out)
-    print(removal.table(found, str(asked.fixed_in)), file=out)
+    print(removal.table(found, str(asked.fixed_in), files), file=out)
+    kept = sorted(removal.still_shipped(found, str(asked.fixed_in)))
+    if kept:
+        print(
+            f"note: {asked.fixed_in} still ships {_count(len(kept), 'file')} the pattern matches ({kept[0]}, ...): "
+            "not removed upstream, left out",
+            file=out,
+        )
     title = asked.title or f"the files {asked.remove}, which {asked.distribution} {asked.fixed_in} no longer ships"
     header = draft.header(dataclasses.replace(asked, title=title), [Wanted(files[0].module, files[0].file, None)], "")
     patch = removal.patch_of(header, files, found, asked.remove)._replace(directory=asked.destination)

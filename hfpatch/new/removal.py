@@ -57,25 +57,32 @@ def read_back(releases: wheels.Releases, selection: Selection, asked: Asked, pat
     return found
 
 
+def still_shipped(found: Mapping[str, Shipped | str], fixed_in: str) -> frozenset[str]:
+    """The files the pattern matches that a release at or after the fix still ships: not removed upstream."""
+    return frozenset(
+        path
+        for release, files in found.items()
+        if Version(release) >= Version(fixed_in) and isinstance(files, dict)
+        for path in files
+    )
+
+
 def removed_files(found: Mapping[str, Shipped | str], fixed_in: str) -> tuple[PatchFile, ...]:
-    """Each file some release read ships, with each of its forms (by digest) and the releases that ship it; a
-    release at or after the fix that still ships one is refused: nothing was removed upstream."""
-    by_version = sorted(found, key=Version)
-    for release in by_version:
-        files = found[release]
-        if Version(release) >= Version(fixed_in) and isinstance(files, dict) and files:
-            raise AuthoringError(
-                f"{release} ships {next(iter(files))}, which the entry would remove: the release with the fix "
-                "(--fixed-in) ships none of the files; nothing written."
-            )
+    """Each file a release before the fix ships and none at or after it does, with each of its forms (by digest)
+    and the releases that ship it."""
+    kept = still_shipped(found, fixed_in)
     forms: dict[str, dict[str, list[str]]] = {}
-    for release in by_version:
+    for release in sorted(found, key=Version):
         files = found[release]
-        if isinstance(files, dict):
+        if isinstance(files, dict) and Version(release) < Version(fixed_in):
             for path, digest in files.items():
-                forms.setdefault(path, {}).setdefault(digest, []).append(release)
+                if path not in kept:
+                    forms.setdefault(path, {}).setdefault(digest, []).append(release)
     if not forms:
-        raise AuthoringError("no release read ships a file the pattern matches: nothing to remove; nothing written.")
+        raise AuthoringError(
+            f"no file the pattern matches is gone from {fixed_in}: each release read before it ships none, or "
+            f"{fixed_in} ships it still; nothing written."
+        )
     return tuple(
         PatchFile(
             _module(path),
@@ -96,17 +103,20 @@ def _module(path: str) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def table(found: Mapping[str, Shipped | str], fixed_in: str) -> str:
-    """One line a release: how many of the files it ships, and what the patch makes of it."""
+def table(found: Mapping[str, Shipped | str], fixed_in: str, removed: Sequence[PatchFile]) -> str:
+    """One line a release: how many of the files it ships that the entry removes, and what the patch makes of it."""
+    paths = {file.file for file in removed}
     lines = [("release", "files", "verdict")]
     for release in sorted(found, key=Version):
         files = found[release]
         if isinstance(files, str):
             lines.append((release, "-", f"skipped: {files}"))
-        elif Version(release) >= Version(fixed_in):
-            lines.append((release, "0", "fixed"))
+            continue
+        count = sum(1 for path in files if path in paths)
+        if Version(release) >= Version(fixed_in):
+            lines.append((release, str(count), "fixed"))
         else:
-            lines.append((release, str(len(files)), "needs-patch" if files else "absent"))
+            lines.append((release, str(count), "needs-patch" if count else "absent"))
     width = [max(len(line[column]) for line in lines) for column in range(2)]
     return "\n".join(f"{line[0].ljust(width[0])}  {line[1].ljust(width[1])}  {line[2]}" for line in lines)
 
