@@ -98,6 +98,7 @@ PROBE_NEEDS: dict[str, list[str]] = {
     "transformers-43140": [TORCH, ACCELERATE],
     "transformers-44395": [TORCH],
     "transformers-gas-5.5.4": [TORCH, ACCELERATE],
+    "transformers-convert-scripts": [TORCH],
 }
 
 # The default run (`nox`) runs every transformers test on the newest affected release of each of the first two

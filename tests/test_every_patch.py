@@ -143,8 +143,10 @@ def test_the_session_installed_the_release_it_names() -> None:
 def test_the_installed_files_are_those_the_catalog_lists_for_this_release(patch: Patch) -> None:
     installed = _proven_here(patch)
     for file in patch.files:
-        source = (installed.root / file.file).read_bytes()
         listed = [known for known in file.known_files if installed.version in known.releases]
+        if not listed and not (installed.root / file.file).exists():
+            continue  # a file the release never shipped (a script of another line): the entry leaves it alone
+        source = (installed.root / file.file).read_bytes()
         assert listed, f"{patch.id} lists no {file.file} for {patch.distribution} {installed.version}; run new again"
         (known,) = listed
         assert hashlib.sha256(source).hexdigest() == known.sha256, f"the release's {file.file} drifted from the catalog"
