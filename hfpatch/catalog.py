@@ -29,6 +29,12 @@ def builtin_catalog() -> Path:
     return package.parent / "patches"
 
 
+def is_builtin(where: Patch | Path) -> bool:
+    """Whether an entry (or a catalog directory) is the built-in catalog's: the one place that says so."""
+    directory = where.directory.parent if isinstance(where, Patch) else where
+    return directory == builtin_catalog()
+
+
 def catalog_dirs(extra: Sequence[str] = ()) -> list[Path]:
     """The built-in catalog, then those named by HFPATCH_CATALOG, then those given with --catalog."""
     from_environment = [part for part in os.environ.get(CATALOG_VARIABLE, "").split(os.pathsep) if part]

@@ -87,6 +87,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                 action="store_true",
                 help="print only what needs action or is an error: nothing at all when every patch is as it must be",
             )
+        if name in ("apply", "revert", "verify"):
+            _verbose_option(sub)
         if name in ("apply", "revert"):
             sub.add_argument("--dry-run", action="store_true", help="print the unified diff; write nothing")
         if name == "revert":
@@ -190,14 +192,19 @@ def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_optio
     parser.add_argument("--force", action="store_true", help="replace an existing DIR/PATCH_ID")
 
 
-def _advisory_options(parser: argparse.ArgumentParser) -> None:
-    """check's options for the advisories: in full, for pip-audit, as OpenVEX."""
+def _verbose_option(parser: argparse.ArgumentParser, also: str = "") -> None:
     parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
-        help="name every advisory in its own line, the fixed and not-affected ones too",
+        help="print each patch in its own line, those that do not concern the environment (not installed, not "
+        f"applicable, not covered, fixed upstream) too{also}",
     )
+
+
+def _advisory_options(parser: argparse.ArgumentParser) -> None:
+    """check's options for the advisories: in full, for pip-audit, as OpenVEX."""
+    _verbose_option(parser, "; and every advisory, the fixed and not-affected ones too")
     scanners = parser.add_mutually_exclusive_group()
     scanners.add_argument(
         "--pip-audit",
@@ -374,14 +381,12 @@ def _run(args: argparse.Namespace) -> int:
     fail_on_obsolete = getattr(args, "fail_on_obsolete", False)
     if fail_on_obsolete:
         commands.flag_obsolete(results)
-    builtin = catalog.builtin_catalog()
     view = render.View(
         show_diff=options.dry_run,
         quiet=getattr(args, "quiet", False),
-        # A built-in patch nobody asked for, fixed upstream here, is one word of a line (--fail-on-obsolete: not).
-        folded=frozenset(
-            () if fail_on_obsolete else (p.id for p in patches if p.id not in asked and p.directory.parent == builtin)
-        ),
+        # A patch nobody asked for that does not concern the environment is counted in a line (--fail-on-obsolete:
+        # each in its own).
+        foldable=frozenset(() if fail_on_obsolete else (patch.id for patch in patches if patch.id not in asked)),
         config=None if project is None else project.path,
         required=frozenset(() if project is None else project.patches),
         verbose=getattr(args, "verbose", False) or bool(args.patch_ids),

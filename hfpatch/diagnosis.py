@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from hfpatch import classify, versions, wheelrecord
-from hfpatch.catalog import builtin_catalog
+from hfpatch.catalog import is_builtin
 from hfpatch.entry import Verdict
 from hfpatch.errors import ExitCode, UnexpectedCode
 from hfpatch.facts import Facts, FileFacts
@@ -294,7 +294,7 @@ def _not_covered(facts: Facts, suggest: Suggest) -> Diagnosis | None:
         f"({oldest} to {newest}); its {'file is' if len(facts.files) == 1 else 'files are'} as released (RECORD "
         "agrees), so hfpatch leaves it"
     )
-    if patch.directory.parent == builtin_catalog():
+    if is_builtin(patch):
         # Not the user's to rewrite (and an entry of their own for the same statements would be refused beside it).
         advice = f"the built-in {patch.id} does not cover this release"
         return Diagnosis(Condition.NOT_COVERED, summary, advice=advice)

@@ -57,6 +57,8 @@ class Completed:
         starts = [heading.index(name) for name in names]
         rows = {}
         for line in lines:
+            if line.startswith(" "):  # the title of the row above, wrapped to the terminal's width
+                continue
             if line.split(" ", 1)[0].endswith(":"):
                 break
             cells = [line[start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
