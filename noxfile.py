@@ -205,7 +205,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=MAIN_PYTHON)
 def typecheck(session: nox.Session) -> None:
-    session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "typecheck"), "nox")
+    session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "typecheck"), "nox", "coverage>=7.10")
     session.run("mypy")
     for script in sorted(Path("patches").glob("*/*.py")):
         session.run("mypy", str(script))
@@ -213,8 +213,11 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=MAIN_PYTHON, default=False)
 def mutants(session: nox.Session) -> None:
-    """Apply each hand-written defect to a copy of hfpatch and run the fast suite against it: every one must fail."""
+    """Apply each hand-written defect to a copy of hfpatch and run the fast suite against it: every one must fail.
+    What each test reaches is recorded once under coverage (following every process it starts), then each mutant
+    runs first the tests that reach the lines it changes, and the whole suite only if those pass."""
     _install_hfpatch(session)
+    session.install("coverage>=7.10")
     session.run("python", "scripts/mutants.py", *session.posargs)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import hfpatch
-from hfpatch.advisory import AdvisoryStatus, Finding, Reason, Status
+from hfpatch.advisory import AdvisoryStatus, Finding, Fix, Reason, Status
 from hfpatch.audit import Audit
 from hfpatch.diagnosis import Condition
 from hfpatch.errors import UsageError
@@ -84,6 +84,9 @@ def _unfixed(status: AdvisoryStatus, audit: Audit) -> str:
     record = status.record
     if status.reason is Reason.NO_UPSTREAM_FIX:
         words = "upstream has no fix"
+    elif record.fix is Fix.PACKAGING:
+        since = f" in {record.fixed_in}" if record.fixed_in else ""
+        words = f"upstream stopped shipping the files{since}; no entry moves them aside in {_release(status)}"
     elif record.fixed_in:
         words = f"no entry carries the fix to {_release(status)}; upstream fixed it in {record.fixed_in}"
     else:

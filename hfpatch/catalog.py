@@ -199,4 +199,4 @@ def _overlap(one: str, other: str) -> bool:
 
 
 def _inside(inner: str, outer: str) -> bool:
-    return entry.QUALNAME.fullmatch(outer) is not None and inner.startswith(f"{outer}.")
+    return entry.DOTTED.fullmatch(outer) is not None and inner.startswith(f"{outer}.")

@@ -11,7 +11,7 @@ import hashlib
 from typing import TYPE_CHECKING, NamedTuple
 
 from hfpatch import versions
-from hfpatch.entry import Form, Patch, PatchFile, Target, Verdict, release_span
+from hfpatch.entry import Form, Patch, PatchFile, Target, Verdict, release_span, text_sha256
 
 if TYPE_CHECKING:
     from hfpatch import statements
@@ -63,7 +63,7 @@ def digest_of(unit: statements.Unit, target: Target) -> str:
     """The digest the entry knows this unit's text by (schema 2's entries digest the dedented definition)."""
     from hfpatch import statements
 
-    return statements.text_sha256(statements.legacy_canonical(unit)) if target.legacy else unit.sha256
+    return text_sha256(statements.legacy_canonical(unit)) if target.legacy else unit.sha256
 
 
 def text_of(unit: statements.Unit, target: Target) -> str:

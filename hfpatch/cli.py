@@ -40,6 +40,23 @@ exit codes:
        revert` undoes it)"""
 
 
+# A command's help names its exit codes in one line; the main help says what each means.
+_COMMAND_EXIT_CODES = {
+    "list": "exit codes: 0 the catalog is shown (whatever its patches' conditions), 2 bad input",
+}
+_EXIT_CODES_IN_SHORT = "exit codes: 0, 1, 2 or 130, as `hfpatch --help` says"
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Options' help wrapped at spaces only: a module name (transformers.dynamic_module_utils) stays whole."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        text = " ".join(text.split())
+        return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
+
+
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # An abbreviated option (--fail-on-obsolet) is refused: a CI line must not depend on what else exists.
@@ -75,8 +92,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     commands.required = True
     for name, summary in _SUMMARIES.items():
         sub = commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
-        sub.epilog = EXIT_CODES
-        sub.formatter_class = argparse.RawDescriptionHelpFormatter
+        sub.epilog = _COMMAND_EXIT_CODES.get(name, _EXIT_CODES_IN_SHORT)
+        sub.formatter_class = _Formatter
         if command not in (None, name):
             continue
         _common_options(sub)
@@ -115,10 +132,10 @@ where the fixed text comes from: one of
   --from-edits D   the files you edited in the installed distribution D
 
 which releases are read:
-  by default, --fixed-in, the newest release, and every release before --fixed-in
-  back to the first that defines a target (with the one before it, which shows
-  the targets absent). Pre-releases are left out, and pip never lists a yanked
-  release.
+  by default, --fixed-in, the newest release, and every release before
+  --fixed-in back to the first that defines a target (with the one before it,
+  which shows the targets absent). Pre-releases are left out, and pip never
+  lists a yanked release.
   --since V       start at release V instead of walking back (narrow the range,
                   or read past a release that lacks the targets)
   --until V       also read every release after --fixed-in up to V (instead of
@@ -128,8 +145,9 @@ which releases are read:
                   pre-release is read when named
   --pre           count pre-releases as releases
 
-the entry's probe.py is a skeleton (an existing entry's probe is kept with --force):
-`hfpatch verify` reports it as a broken probe (exit 2) until you write it.
+the entry's probe.py is a skeleton (an existing entry's probe is kept with
+--force): `hfpatch verify` reports it as a broken probe (exit 2) until you
+write it.
 
 exit codes:
   0  the entry is written
@@ -139,9 +157,10 @@ exit codes:
 
 def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_options: bool) -> None:
     summary = "write a catalog entry for an upstream fix, from the wheels of the distribution's releases"
-    parser = commands.add_parser("new", help=summary, description=summary[0].upper() + summary[1:] + ".")
+    description = "Write a catalog entry for an upstream fix, from the wheels of the distribution's\nreleases."
+    parser = commands.add_parser("new", help=summary, description=description)
     parser.epilog = NEW_EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.formatter_class = _Formatter
     if not with_options:
         return
     parser.add_argument(
@@ -154,7 +173,7 @@ def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_optio
         default=[],
         metavar="DIST:MODULE[:NAME]",
         help="what the fix changes: a name the module or a class binds (a function, a method Class.method, a class, "
-        "a constant, an import), e.g. transformers:transformers.dynamic_module_utils:_compute_local_source_files_hash, "
+        "a constant, an import), e.g. transformers:transformers.utils.hub:cached_file, "
         "or DIST:MODULE for every statement the fix changes in the module (repeatable; several modules of one "
         "distribution make one patch of several files; with --from-edits, every edited file by default)",
     )

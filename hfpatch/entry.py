@@ -13,7 +13,8 @@ import or a constant added where the fixed release has it, a statement the fix r
 
 The entries are JSON, not TOML: `check` reads every entry of every catalog it is given, and the standard library
 parses JSON in C, an order of magnitude faster than tomllib parses the same data, without importing tomllib's ~5 ms
-(benchmarks/bench.py). `render` writes them laid out for review; `load` refuses anything it would not write.
+(benchmarks/bench.py). `render` writes them laid out for review; `load` refuses anything it would not write;
+`write` puts a whole entry's directory in place (patch.json, the fixed texts, a probe), or nothing.
 
 Schema 3 (hfpatch 0.3) holds a list of files; schema 2 (hfpatch 0.2: one file, definitions digested dedented) is
 still read, as one file.
@@ -26,12 +27,12 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from hfpatch import versions
-from hfpatch.errors import CatalogError
+from hfpatch.errors import AuthoringError, CatalogError, UsageError
 
 SCHEMA = 3
 READS = (2, 3)
@@ -40,8 +41,8 @@ ENTRY = "patch.json"
 OLD_ENTRY = "patch.toml"
 # What an entry's id and a name in a key may be; `hfpatch new` checks its input against the same patterns.
 ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
-QUALNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
-MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+# A dotted name: a module (a.b.c) or a statement's name inside it (Class.method).
+DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 ADVISORY = re.compile(r"(CVE-\d{4}-\d{4,}|GHSA(-[23456789cfghjmpqrvwx]{4}){3}|PYSEC-\d{4}-\d+)")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 # A known file's verdict where the release has none of the targets (no Verdict: no form of them to judge).
@@ -174,7 +175,7 @@ class Patch(NamedTuple):
     @property
     def fixed_upstream(self) -> str:
         """In words: where the fix is upstream."""
-        return f"in {self.fixed_in}" if self.fixed_in else "in no release yet"
+        return f"in {self.fixed_in}" if self.fixed_in else "upstream, in no release yet"
 
 
 def release_span(releases: Sequence[str], empty: str = "no listed release") -> str:
@@ -299,7 +300,7 @@ def _file(data: Mapping[str, Any], directory: Path, *, legacy: bool, whole: bool
     if not legacy:
         _known_keys(data, "a file")
     module = _string(data, "module")
-    if not MODULE.fullmatch(module):
+    if not DOTTED.fullmatch(module):
         raise ValueError(f"module {module!r} must be a dotted module name")
     file = _string(data, "file")
     if file.startswith("/") or ".." in file.split("/") or not file.endswith(".py"):
@@ -649,3 +650,90 @@ def _json(value: object, indent: str, per_line: int = 1) -> str:
         lines = [inner + ", ".join(_json(item, inner) for item in row) for row in rows]
         return "[\n" + ",\n".join(lines) + f"\n{indent}]"
     return json.dumps(value, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------------------------- the directory
+
+
+def write(
+    catalog_dir: Path, patch: Patch, *, force: bool, previous: Patch | None = None, probe: str | None = None
+) -> Path:
+    """Write the entry beside its place, read it back, then rename it in: a reader sees no entry or a whole one.
+    An entry replaced keeps every file `new` did not write (a probe, notes); those it wrote are written anew. The
+    text of a probe, given, is written as the entry's probe."""
+    import shutil
+    import tempfile
+
+    from hfpatch import files
+
+    final = catalog_dir / patch.id
+    files.make_directory(catalog_dir)
+    try:
+        scratch = Path(tempfile.mkdtemp(prefix=f".{patch.id}.new-", dir=catalog_dir))
+    except OSError as error:
+        raise AuthoringError(f"cannot write into {catalog_dir}: {error.strerror or error}.") from None
+    try:
+        staged = scratch / patch.id
+        if force and final.is_dir():
+            written = {ENTRY} | (
+                set()
+                if previous is None
+                else {target.fixed_file for file in previous.files for target in file.targets if target.fixed_file}
+            )
+            shutil.copytree(final, staged, symlinks=True, ignore=_leaving(final, written))
+            _prune_empty(staged)
+        else:
+            staged.mkdir()
+        for file in patch.files:
+            for target in file.targets:
+                if target.fixed_text is None:
+                    continue
+                assert target.fixed_file is not None
+                path = staged / target.fixed_file
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(target.fixed_text + "\n", encoding="utf-8")
+        if probe is not None:
+            assert patch.probe is not None
+            (staged / patch.probe.name).write_text(probe, encoding="utf-8")
+        (staged / ENTRY).write_text(render(patch), encoding="utf-8")
+        loaded = load(staged)
+        if _relative(loaded, staged) != _relative(patch, final):
+            raise AuthoringError(f"the entry read back from {staged} differs from the one written (a bug).")
+        if final.exists() or final.is_symlink():
+            if not force:
+                raise UsageError(f"{final} exists; give --force to replace it.")
+            final.rename(scratch / "replaced")
+        staged.rename(final)
+        # What root (sudo) writes into a user's repository belongs to that user, as everything hfpatch creates.
+        for path in sorted([final, *final.rglob("*")], key=lambda path: len(path.parts)):
+            files.take_owner_of_directory(path)
+    except OSError as error:
+        raise AuthoringError(f"cannot write {final}: {error.strerror or error}.") from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return final
+
+
+def _relative(patch: Patch, directory: Path) -> Patch:
+    """The entry as it reads wherever it lies: its probe and transform by their names inside it."""
+
+    def inside(path: Path | None) -> Path | None:
+        return None if path is None else path.resolve().relative_to(directory.resolve())
+
+    return patch._replace(directory=Path(patch.id), probe=inside(patch.probe), transform=inside(patch.transform))
+
+
+def _leaving(top: Path, written: set[str]) -> Callable[[str, list[str]], set[str]]:
+    """copytree's ignore: the files `new` wrote before (it writes them anew), nothing else."""
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        relative = Path(directory).relative_to(top)
+        return {name for name in names if (relative / name).as_posix().removeprefix("./") in written}
+
+    return ignore
+
+
+def _prune_empty(directory: Path) -> None:
+    for path in sorted(directory.rglob("*"), key=lambda path: len(path.parts), reverse=True):
+        if path.is_dir() and not any(path.iterdir()):
+            path.rmdir()

@@ -22,7 +22,7 @@ import libcst
 
 from hfpatch import statements
 from hfpatch.classify import digest_of, unit_of
-from hfpatch.entry import Patch, PatchFile, Target, Verdict
+from hfpatch.entry import Patch, PatchFile, Target, Verdict, text_sha256
 from hfpatch.errors import UnexpectedCode
 
 Transform = Callable[[libcst.Module, str], libcst.Module]
@@ -151,7 +151,7 @@ def _edits(
         text = replace_with_fixed(unit, target)
     edits = [_Edit(unit.start, unit.end, tuple(statements.placed(text, parsed.newline)), order)]
     lead = statements.lead_of(parsed, unit)
-    if target.lead is not None and statements.text_sha256(lead) in target.lead_was:
+    if target.lead is not None and text_sha256(lead) in target.lead_was:
         edits.append(_Edit(unit.lead, unit.start, _lead_lines(target.lead, parsed.newline), order))
     return edits
 
@@ -178,9 +178,7 @@ def _insertion(
         here = statements.lead_of(parsed, following)
         if here == target.lead != target.next_lead:
             # ...unless that statement is a target that puts its own lead in
-            relead = any(
-                other.name == following.key and statements.text_sha256(here) in other.lead_was for other in file.targets
-            )
+            relead = any(other.name == following.key and text_sha256(here) in other.lead_was for other in file.targets)
             after = () if relead else _lead_lines(target.next_lead, parsed.newline)
             inserted[target.name] = following.start
             return _Edit(following.start, following.start, (*text, *after), order)

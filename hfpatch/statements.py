@@ -26,6 +26,7 @@ import re
 import tokenize
 from typing import NamedTuple
 
+from hfpatch.entry import text_sha256
 from hfpatch.errors import UnexpectedCode
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -65,10 +66,6 @@ class Unit(NamedTuple):
     @property
     def sha256(self) -> str:
         return text_sha256(self.text)
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # The files parsed in this process, by their bytes: several entries of a catalog name one file (check parses a file
@@ -347,10 +344,6 @@ def legacy_canonical(unit: Unit) -> str:
     line starts with it, others as they are."""
     indent = unit.indent
     return "\n".join(line[len(indent) :] if line.startswith(indent) else line for line in unit.text.split("\n"))
-
-
-def legacy_line_digests(text: str) -> tuple[str, ...]:
-    return line_digests(text)
 
 
 def line_digests(text: str) -> tuple[str, ...]:

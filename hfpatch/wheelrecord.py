@@ -1,9 +1,15 @@
-"""The distribution's RECORD file (the wheel's list of installed files and their hashes): its line for one file."""
+"""The distribution's RECORD file (the wheel's list of installed files and their hashes): the one home of the format.
+
+Two ways in: the line of one file, found by searching (`check` and `apply`, on every start), and every row parsed
+(`hfpatch new`, which reads a wheel's or an edited distribution's whole list).
+"""
 
 from __future__ import annotations
 
 import binascii
 import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 _URLSAFE = bytes.maketrans(b"+/", b"-_")
@@ -76,3 +82,27 @@ def _line_span(record: bytes, relative_file: str) -> tuple[int, int] | None:
     end = len(record) if end < 0 else end
     carriage_return = record.find(b"\r", start, end)
     return start, end if carriage_return < 0 else carriage_return
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of RECORD: a file's path, its digest as written (`sha256=...`, "" where none is listed) and size."""
+
+    path: str
+    digest: str
+    size: str
+
+    def matches(self, data: bytes) -> bool:
+        """Whether `data` has the digest the row lists; True where it lists none (RECORD's own row, .pyc files)."""
+        return not self.digest or digest(data, self.digest.partition("=")[0]) == self.digest
+
+
+def rows(text: str) -> Iterator[Row]:
+    """Every row of RECORD, parsed as the CSV it is (a path with a comma is quoted); short rows are padded, blank
+    lines skipped."""
+    import csv  # not on check's path, which searches for one line
+
+    for fields in csv.reader(text.splitlines()):
+        if fields and fields[0]:
+            path, found, size = (*fields, "", "")[:3]
+            yield Row(path, found, size)

@@ -11,6 +11,12 @@ rewrite and executor do there), each a plausible refactoring slip that the suite
 
 from __future__ import annotations
 
+import argparse
+import ast
+import concurrent.futures
+import hashlib
+import importlib
+import json
 import os
 import re
 import shutil
@@ -20,6 +26,10 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+# coverage.py, by name: mypy reads benchmarks/coverage.py as the module `coverage`.
+coverage: Any = importlib.import_module("coverage")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -598,6 +608,21 @@ MUTANTS = [
         "        return _fixed_upstream(facts, notes, stale)\n"
         "    try:\n        verdicts = [_identify(facts, file) for file in facts.files]\n",
     ),
+    # ------------------------------------------------- the two the suite missed (issue 25), each with its test now
+    Mutant(
+        "new-writes-without-reading-the-entry-back",
+        "new reads every release with the entry it is about to write and refuses where that differs from its table",
+        "hfpatch/new/assemble.py",
+        "    _check_entry(patch, judged, releases)\n",
+        "",
+    ),
+    Mutant(
+        "a-catalog-through-a-symlink-is-another",
+        "a catalog named twice, through a symlink, relative or with a slash, is read once",
+        "hfpatch/catalog.py",
+        "        if os.path.realpath(directory) not in seen:\n            seen.add(os.path.realpath(directory))\n",
+        "        if os.path.abspath(directory) not in seen:\n            seen.add(os.path.abspath(directory))\n",
+    ),
 ]
 
 
@@ -605,11 +630,29 @@ def _copy_project(where: Path) -> Path:
     # The suite runs hfpatch as another user too (tests/test_ownership.py): the copy must be readable by all.
     where.chmod(0o755)
     copy = where / "project"
-    for name in ("hfpatch", "patches", "tests", "benchmarks"):
+    for name in ("hfpatch", "patches", "tests", "benchmarks", "scripts"):
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, copy / name)
     return copy
+
+
+def _lines(mutant: Mutant, text: str) -> set[int] | None:
+    """The lines of the file that the mutant changes, with the whole header of a statement they are part of; None
+    where its text is not exactly once in the file."""
+    if text.count(mutant.old) != 1:
+        return None
+    start = text[: text.index(mutant.old)].count("\n") + 1
+    end = start + mutant.old.rstrip("\n").count("\n")
+    lines = set(range(start, end + 1))
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.stmt) or node.end_lineno is None:
+            continue
+        body = getattr(node, "body", None)
+        last = body[0].lineno - 1 if isinstance(body, list) and body and hasattr(body[0], "lineno") else node.end_lineno
+        if node.lineno <= end and start <= last:  # a statement (a compound one's header) the change touches
+            lines.update(range(node.lineno, last + 1))
+    return lines
 
 
 def _apply(mutant: Mutant, copy: Path) -> bool:
@@ -621,60 +664,210 @@ def _apply(mutant: Mutant, copy: Path) -> bool:
     return True
 
 
-def _suite(copy: Path) -> tuple[int, str]:
+# ------------------------------------------------------------------------------------------ running the suite
+
+# The fast suite, as `nox -s fast` runs it, less the packaging tests: they build and install a wheel of the
+# checkout, and no mutant of the code speaks to them.
+SELECTION = ["-m", "not transformers and not readme", "--ignore=tests/test_packaging.py"]
+
+
+@dataclass
+class Run:
+    code: int
+    first_failure: str
+    seconds: float
+
+
+def _pytest(copy: Path, tests: list[str], workers: int, env: dict[str, str] | None = None) -> Run:
     # PYTHONPATH puts the mutated copy before the installed hfpatch, for the suite and for every hfpatch it starts.
-    env = {**os.environ, "PYTHONPATH": str(copy), "HFPATCH_EXPECT_TRANSFORMERS": "none"}
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-x",
-        "-q",
-        "-n",
-        "2",
-        "-p",
-        "no:cacheprovider",
-        "-m",
-        "not transformers and not readme",
-        # The packaging tests build and install a wheel of the checkout: no mutant of the code speaks to them.
-        "--ignore=tests/test_packaging.py",
-    ]
+    env = {**os.environ, "PYTHONPATH": str(copy), "HFPATCH_EXPECT_TRANSFORMERS": "none", **(env or {})}
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-n", str(workers), *SELECTION]
+    started = time.monotonic()
+    with tempfile.NamedTemporaryFile("w", suffix=".args", dir=copy, delete=False) as arguments:
+        arguments.write("\n".join(tests))
+    # The tests to run go in an argument file (@FILE): a reach can name hundreds of them.
+    command += [f"@{arguments.name}"] if tests else []
     done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, check=False)
-    failed = re.findall(r"^FAILED (\S+)", done.stdout, flags=re.MULTILINE)
-    errors = re.findall(r"^ERROR (\S+)", done.stdout, flags=re.MULTILINE)
-    return done.returncode, (failed or errors or [done.stdout.strip().splitlines()[-1] if done.stdout else "?"])[0]
+    failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", done.stdout, flags=re.MULTILINE)
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr.strip()[-200:] or "?"
+    return Run(done.returncode, (failed or [last])[0], time.monotonic() - started)
 
 
-def main(names: list[str]) -> int:
-    chosen = [mutant for mutant in MUTANTS if not names or mutant.name in names]
-    with tempfile.TemporaryDirectory(prefix="hfpatch-mutant-") as scratch:
-        code, first_failure = _suite(_copy_project(Path(scratch)))
-    if code != 0:
-        print(f"the suite fails without any mutant ({first_failure}); fix that first")
+# --------------------------------------------------------------------------------- recording what tests reach
+
+_COVERAGE_CONFIG = """\
+[run]
+source_pkgs = hfpatch
+parallel = True
+data_file = {data}
+context = ${{PYTEST_CURRENT_TEST-}}
+"""
+_PHASE = re.compile(r" \((setup|call|teardown)\)$")
+
+
+@dataclass
+class Reach:
+    """What the recording run found: each test's duration, and the tests that ran each line of hfpatch."""
+
+    durations: dict[str, float]
+    by_line: dict[str, dict[int, list[str]]]  # hfpatch/FILE.py -> line -> tests
+    at_import: dict[str, list[int]]  # lines run outside any test (module level, while collecting)
+
+    def tests_for(self, file: str, lines: set[int]) -> list[str] | None:
+        """The tests that ran any of the lines, fastest first; None where a line runs at import (every test)."""
+        if lines & set(self.at_import.get(file, [])):
+            return None
+        found = {test for line in lines for test in self.by_line.get(file, {}).get(line, [])}
+        return sorted(found, key=lambda test: (self.durations.get(test, 0.0), test))
+
+
+def _digest() -> str:
+    """What the recording depends on: the code, the tests, the catalog, this script and its plugin."""
+    digest = hashlib.sha256()
+    for name in ("hfpatch", "tests", "patches", "scripts", "benchmarks"):
+        for path in sorted((ROOT / name).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _record(copy: Path) -> tuple[Run, Reach]:
+    """Run the whole fast suite once under coverage, following every Python process it starts."""
+    scratch = copy.parent / "coverage"
+    scratch.mkdir(mode=0o1777)
+    scratch.chmod(0o1777)  # hfpatch runs as another user too (tests/test_ownership.py)
+    config = scratch / "coveragerc"
+    config.write_text(_COVERAGE_CONFIG.format(data=scratch / "data"), encoding="utf-8")
+    durations = scratch / "durations.jsonl"
+    env = {
+        "COVERAGE_PROCESS_START": str(config),
+        "HFPATCH_MUTANT_DURATIONS": str(durations),
+        "PYTHONPATH": os.pathsep.join([str(copy), str(copy / "scripts")]),
+    }
+    command_env = {**os.environ, "HFPATCH_EXPECT_TRANSFORMERS": "none", **env}
+    started = time.monotonic()
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "coverage_contexts", "-n", "2"]
+    done = subprocess.run([*command, *SELECTION], cwd=copy, env=command_env, capture_output=True, text=True)
+    failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", done.stdout, flags=re.MULTILINE)
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr.strip()[-300:]
+    run = Run(done.returncode, (failed or [last])[0], time.monotonic() - started)
+    phases: dict[str, dict[str, float]] = {}
+    for row in durations.read_text(encoding="utf-8").splitlines() if durations.exists() else []:
+        report = json.loads(row)
+        phases.setdefault(report["test"], {})[report["when"]] = report["seconds"]
+    data = coverage.CoverageData(basename=str(scratch / "data"))
+    coverage.Coverage(data_file=str(scratch / "data"), config_file=str(config)).combine([str(scratch)])
+    data.read()
+    by_line: dict[str, dict[int, list[str]]] = {}
+    at_import: dict[str, list[int]] = {}
+    package = str(copy / "hfpatch")
+    for measured in data.measured_files():
+        if not measured.startswith(package + os.sep):
+            continue
+        relative = "hfpatch/" + Path(measured).relative_to(package).as_posix()
+        for line, contexts in data.contexts_by_lineno(measured).items():
+            tests = sorted({_PHASE.sub("", context) for context in contexts if context})
+            if tests:
+                by_line.setdefault(relative, {})[line] = tests
+            if "" in contexts:
+                at_import.setdefault(relative, []).append(line)
+    return run, Reach({test: sum(each.values()) for test, each in phases.items()}, by_line, at_import)
+
+
+def _reach(copy: Path, fresh: bool) -> tuple[Run | None, Reach]:
+    """The recorded reach, from the cache while nothing it depends on changed (--fresh records it anew)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hfpatch-mutants" / f"{_digest()}.json"
+    if cache.exists() and not fresh:
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+        by_line = {file: {int(line): tests for line, tests in rows.items()} for file, rows in saved["by_line"].items()}
+        return None, Reach(saved["durations"], by_line, saved["at_import"])
+    run, reach = _record(copy)
+    if run.code == 0:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(reach.__dict__), encoding="utf-8")
+    return run, reach
+
+
+# ------------------------------------------------------------------------------------------------- a mutant
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    verdict: str  # caught, SURVIVED, DOES NOT APPLY, BROKEN
+    caught_by: str
+    reached: int | None  # tests that reach the change (None: every test, the change runs at import)
+    phase: str  # where it was decided: the tests that reach it, or the whole suite
+    seconds: float
+
+
+def _try(mutant: Mutant, reach: Reach, scratch: Path) -> Outcome:
+    copy = _copy_project(scratch)
+    text = (copy / mutant.file).read_text(encoding="utf-8")
+    lines = _lines(mutant, text)
+    if lines is None or not _apply(mutant, copy):
+        return Outcome(mutant, "DOES NOT APPLY", "the code it mutates changed: re-anchor it", 0, "-", 0.0)
+    tests = reach.tests_for(mutant.file, lines)
+    started = time.monotonic()
+    runs = []
+    if tests:  # first the tests that reach the change, one worker (two mutants run side by side)
+        runs.append(("reach", _pytest(copy, tests, workers=0)))
+    if not runs or runs[-1][1].code == 0:  # then the whole suite
+        runs.append(("whole", _pytest(copy, [], workers=2)))
+    phase, run = runs[-1]
+    seconds = time.monotonic() - started
+    reached = None if tests is None else len(tests)
+    if run.code == 0:
+        return Outcome(mutant, "SURVIVED", "", reached, phase, seconds)
+    if "::" not in run.first_failure:  # an error while collecting: the mutant broke the code, the suite proved nothing
+        return Outcome(mutant, "BROKEN", f"collection failed: {run.first_failure}", reached, phase, seconds)
+    return Outcome(mutant, "caught", run.first_failure, reached, phase, seconds)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", help="the mutants to run (default: every one)")
+    parser.add_argument("--fresh", action="store_true", help="record what each test reaches anew (no cache)")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants tried side by side (default 2: two cores)")
+    options = parser.parse_args(argv)
+    unknown = sorted(set(options.names) - {mutant.name for mutant in MUTANTS})
+    if unknown:
+        print(f"no mutant is named {', '.join(unknown)}")
         return 2
-    survivors = []
-    print(f"{'mutant':32} {'caught by':80} seconds")
-    for mutant in chosen:
+    chosen = [mutant for mutant in MUTANTS if not options.names or mutant.name in options.names]
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="hfpatch-mutant-") as scratch:
+        baseline, reach = _reach(_copy_project(Path(scratch)), options.fresh)
+    if baseline is None:
+        print("what each test reaches: recorded earlier for this very code and tests (--fresh records it anew)")
+    elif baseline.code != 0:
+        print(f"the suite fails without any mutant ({baseline.first_failure}); fix that first")
+        return 2
+    else:
+        print(f"what each test reaches: recorded in {baseline.seconds:.0f} s (the whole suite under coverage)")
+    print(f"{'mutant':46} {'verdict':9} {'reach':>5} {'decided':7} {'seconds':>7}  caught by")
+    outcomes = []
+
+    def attempt(mutant: Mutant) -> Outcome:
         with tempfile.TemporaryDirectory(prefix="hfpatch-mutant-") as scratch:
-            copy = _copy_project(Path(scratch))
-            if not _apply(mutant, copy):
-                print(f"{mutant.name:32} {'DOES NOT APPLY: the code it mutates changed':80}")
-                survivors.append(mutant.name)
-                continue
-            started = time.monotonic()
-            code, caught_by = _suite(copy)
-            seconds = time.monotonic() - started
-        if code == 0:
-            survivors.append(mutant.name)
-            caught_by = "SURVIVED"
-        elif "::" not in caught_by:  # an error while collecting: the mutant broke the code, the suite proved nothing
-            survivors.append(mutant.name)
-            caught_by = f"BROKEN MUTANT (collection failed: {caught_by})"
-        print(f"{mutant.name:32} {caught_by:80} {seconds:.0f}", flush=True)
-    if survivors:
-        print(f"\n{len(survivors)} of {len(chosen)} mutants not caught: {', '.join(survivors)}")
+            return _try(mutant, reach, Path(scratch))
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+        for outcome in pool.map(attempt, chosen):
+            outcomes.append(outcome)
+            reached = "all" if outcome.reached is None else str(outcome.reached)
+            print(
+                f"{outcome.mutant.name:46} {outcome.verdict:9} {reached:>5} {outcome.phase:7} "
+                f"{outcome.seconds:7.0f}  {outcome.caught_by}",
+                flush=True,
+            )
+    missed = [outcome.mutant.name for outcome in outcomes if outcome.verdict != "caught"]
+    minutes = (time.monotonic() - started) / 60
+    caught = len(outcomes) - len(missed)
+    print(f"\n{caught} of {len(outcomes)} mutants caught, in {minutes:.1f} min")
+    if missed:
+        print(f"not caught: {', '.join(missed)}")
         return 1
-    print(f"\nall {len(chosen)} mutants caught")
     return 0
 
 

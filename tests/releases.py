@@ -3,6 +3,9 @@ matrix (`nox -t matrix`) installs each one and checks its row."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 FOUR_ARGUMENT = "four-argument"
 BUGGY = "two-argument-resolving"
 FIXED = "fixed"
@@ -48,22 +51,35 @@ HUB_FILE_FIRSTS = ["4.52.1", "4.53.0", "4.54.0", "4.55.0", "4.56.0"]
 HUB_FIXED_IN = "4.56.1"
 
 # ------------------------------------------------------------------------------------------- the release matrix
-# Each patch is proven (tests/test_every_patch.py: the probe shows the bug, apply gives the files the entry records,
-# the probe passes, revert gives the bytes and the bug back) on releases of its distribution, one per session:
-# - `nox -t matrix` (CI) proves it on PROOF's releases: the newest release of each minor line that needs the patch
-#   (a line shares most of its code: one form, often one file), the first release with the fix, and the newest
-#   release before it whose code the patch must leave alone (the target absent, or a form the fix would break);
-# - `nox -s every_release` proves it on every release its entry names (the whole proof, about an hour).
-# A patch whose probe needs more than its distribution names it in PROBE_NEEDS; those patches are proven in one
-# session that installs it once (release_torch: torch by pip, from this machine's disk) and then each release.
+# The matrix grows by pins, not by entries: `nox -t matrix` (CI) installs each release of PROOF once, in a session
+# of its own, and proves there every patch whose PROOF names it (tests/test_every_patch.py: the probe shows the bug,
+# apply gives the files the entry records, the probe passes, revert gives the bytes and the bug back; on a release
+# the patch leaves alone, the probe passes untouched). The boundaries of an entry's range are proven by `hfpatch
+# new`'s reading of every release's wheel (the entry's known files), not by installing each;
+# `nox -s every_release` installs every release an entry names (the whole proof, hours).
+#
+# PROOF is computed: every patch is proven on each of PINS its entry names (read off its patch.json: nothing to
+# write for that), and on the releases of its row below, if it has one.
+# - PINS: the releases teams hold (issue 22's eight pins);
+# - PROOF_BY_LINE: the entries written before the pins, each on the newest release of each minor line that needs
+#   it, the first release with the fix, and the newest release before it whose code the patch must leave alone
+#   (tests/test_matrix.py checks that rule);
+# - PROOF_BEYOND_PINS: an entry that names no pin (its range holds none): the one release to prove it on, the newest
+#   that needs the patch. An entry that names a pin needs no row. Each release named here and nowhere else is one
+#   more session of CI (about a minute): name no other.
+# A patch whose probe needs more than its distribution names it in PROBE_NEEDS (TORCH first); those patches are
+# proven in one session that installs it once (release_torch: torch by pip, from this machine's disk) and then
+# each of their releases over the one before, proving there every patch of that release.
+PINS = ["4.57.6", "4.57.1", "4.51.3", "4.46.3", "4.44.2", "4.38.2", "4.36.2", "4.35.2"]
+PINNED_DISTRIBUTION = "transformers"
 PATCH_ID = "transformers-46618"
-PROOF: dict[str, tuple[str, list[str]]] = {
+PROOF_BY_LINE: dict[str, tuple[str, list[str]]] = {
     PATCH_ID: ("transformers", ["5.9.0", "5.10.4", "5.11.0", "5.12.1", "5.13.0"]),
     PATCH_40669: ("transformers", ["4.51.3", "4.52.4", "4.53.3", "4.54.1", "4.55.4", "4.56.0", HUB_FIXED_IN]),
     "transformers-41322": ("transformers", ["4.57.4", "4.57.5"]),
     "transformers-41758": ("transformers", ["4.56.2", "4.57.5", "4.57.6"]),
     "transformers-43140": ("transformers", ["4.52.4", "4.53.3", "4.54.1", "4.55.4", "4.56.2", "4.57.6", "5.0.0"]),
-    "transformers-44395": ("transformers", ["5.1.0", "5.2.0", "5.3.0"]),
+    "transformers-44395": ("transformers", ["5.0.0", "5.1.0", "5.2.0", "5.3.0"]),
     "transformers-gas-5.5.4": ("transformers", ["5.2.0", "5.3.0", "5.4.0", "5.5.3", "5.5.4"]),
     "huggingface_hub-3579": ("huggingface_hub", ["1.0.1", "1.1.5", "1.1.6"]),
     "huggingface_hub-3610": (
@@ -71,6 +87,9 @@ PROOF: dict[str, tuple[str, list[str]]] = {
         ["0.32.6", "0.33.5", "0.34.6", "0.35.3", "0.36.2", "1.0.1", "1.1.7", "1.2.1", "1.2.2"],
     ),
     "huggingface_hub-3778": ("huggingface_hub", ["1.1.7", "1.2.4", "1.3.7", "1.4.0", "1.4.1"]),
+}
+PROOF_BEYOND_PINS: dict[str, tuple[str, list[str]]] = {
+    "transformers-cve-2023-2800": ("transformers", ["4.29.2"]),  # 4.22.0-4.29.2: no pin
 }
 TORCH = "torch==2.13.0"
 ACCELERATE = "accelerate==1.15.0"
@@ -89,3 +108,29 @@ NEWEST_AFFECTED: dict[str, str] = {
 }
 REPRESENTATIVES: list[str] = [NEWEST_AFFECTED[PATCH_ID], list(FORM_BY_RELEASE)[-1], NEWEST_AFFECTED[PATCH_40669]]
 INSTALLED_BY_PIP = [NEWEST_AFFECTED[PATCH_ID]]
+
+
+def _named_releases(entry_dir: Path) -> tuple[str, set[str]]:
+    """An entry's distribution and every release its known files name."""
+    data = json.loads((entry_dir / "patch.json").read_text(encoding="utf-8"))
+    named = {release for file in data["files"] for known in file["known_files"] for release in known["releases"]}
+    return data["distribution"], named
+
+
+def _version(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.split("."))
+
+
+def _proof() -> dict[str, tuple[str, list[str]]]:
+    proof = {}
+    for entry_dir in sorted(path.parent for path in CATALOG.glob("*/patch.json")):
+        distribution, named = _named_releases(entry_dir)
+        _, rows = PROOF_BY_LINE.get(entry_dir.name) or PROOF_BEYOND_PINS.get(entry_dir.name) or (distribution, [])
+        pins = [pin for pin in PINS if pin in named] if distribution == PINNED_DISTRIBUTION else []
+        proof[entry_dir.name] = (distribution, sorted({*rows, *pins}, key=_version))
+    return proof
+
+
+CATALOG = Path(__file__).resolve().parent.parent / "patches"
+# patch id -> (distribution, the releases it is proven on): what the matrix installs and proves.
+PROOF: dict[str, tuple[str, list[str]]] = _proof()

@@ -200,6 +200,19 @@ def test_a_script_advisory_names_the_installed_files_it_concerns(audited: Audite
     assert audited.run("check", "--pip-audit").out == ""
 
 
+def test_a_script_upstream_stopped_shipping_says_so_where_it_is_still_installed(audited: Audited) -> None:
+    """A record of fix "packaging" (transformers' conversion scripts, gone from wheels since 4.48.0): open where a
+    file is installed, with the release that stopped shipping it, never "fixed in no release" nor "no fix"."""
+    write_register(audited.site.team_catalog, {SCRIPT: RECORDS[SCRIPT] | {"fix": "packaging", "fixed_in": "2.0"}})
+    (audited.site.root / SCRIPT_FILE).write_text("import pickle\n", encoding="utf-8")
+    lines = advisory_lines(audited.run("check"))
+    assert lines[-2:] == [
+        f"  {SCRIPT}: open: upstream stopped shipping the files in 2.0; no entry moves them aside in toypkg 1.0",
+        f"    file: {SCRIPT_FILE}",
+    ]
+    assert audited.statuses()[SCRIPT]["reason"] == "not-covered"
+
+
 # ------------------------------------------------------------------------------------------------- --json
 
 

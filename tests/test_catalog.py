@@ -215,7 +215,7 @@ def test_fixed_in_is_required_of_a_schema_2_entry_and_may_be_left_out_of_a_schem
     data = valid()
     del data["fixed_in"]
     loaded = entry.load(write_entry(tmp_path / "3", data))
-    assert (loaded.fixed_in, loaded.fixed_upstream) == (None, "in no release yet")
+    assert (loaded.fixed_in, loaded.fixed_upstream) == (None, "upstream, in no release yet")
 
 
 @pytest.mark.parametrize(
@@ -505,6 +505,29 @@ def test_a_catalog_named_twice_is_read_once(tmp_path: Path, monkeypatch: pytest.
     (tmp_path / "elsewhere").mkdir()
     assert catalog.catalog_dirs(given) == [catalog.builtin_catalog(), team]
     assert list(catalog.entry_dirs(catalog.catalog_dirs(given)))[-1] == ENTRY_ID
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        pytest.param(lambda team: str(team.parent / "link"), id="through-a-symlink"),
+        pytest.param(lambda team: f"{team}/", id="with-a-trailing-slash"),
+        pytest.param(lambda team: "team", id="relative-to-the-current-directory"),
+        pytest.param(lambda team: "link/", id="a-relative-symlink-with-a-slash"),
+    ],
+)
+def test_a_catalog_named_twice_in_other_spellings_is_one_catalog(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: Callable[[Path], str]
+) -> None:
+    """The Dockerfile's HFPATCH_CATALOG names the real directory, the RUN line's --catalog names it through the
+    symlink the image keeps (or relative, or with a slash): one catalog, read once, never 'two patches are named'."""
+    team = tmp_path / "team"
+    write_entry(team, valid())
+    (tmp_path / "link").symlink_to(team, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(CATALOG_VARIABLE, str(team))
+    assert catalog.catalog_dirs([spelling(team)]) == [catalog.builtin_catalog(), team]
+    assert list(catalog.entry_dirs(catalog.catalog_dirs([spelling(team)])))[-1] == ENTRY_ID
 
 
 def test_team_entries_are_found_beside_the_builtin_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -269,3 +269,19 @@ def test_with_line_replaces_the_files_line_and_keeps_every_other_byte(record: by
     assert wheelrecord.find_line(record, "toypkg/core.py") == (
         None if expected is None else "toypkg/core.py,sha256=OLD,3"
     )
+
+
+def test_every_row_of_record_is_parsed_as_csv_and_checks_a_file_s_digest() -> None:
+    data = b"x = 1\n"
+    listed = wheelrecord.digest(data)
+    text = f'a.py,{listed},6\r\n"b,c.py",sha256=X,1\n\nRECORD,,\nshort.py\n'
+    assert list(wheelrecord.rows(text)) == [
+        wheelrecord.Row("a.py", listed, "6"),
+        wheelrecord.Row("b,c.py", "sha256=X", "1"),
+        wheelrecord.Row("RECORD", "", ""),
+        wheelrecord.Row("short.py", "", ""),
+    ]
+    assert wheelrecord.Row("a.py", listed, "6").matches(data)
+    assert not wheelrecord.Row("a.py", listed, "6").matches(data + b"\n")
+    assert wheelrecord.Row("RECORD", "", "").matches(b"anything")
+    assert not wheelrecord.Row("a.py", "md5nope=AAAA", "6").matches(data), "an algorithm this Python lacks"

@@ -1,5 +1,6 @@
 """The release matrix (tests/releases.py's PROOF) against the entries it proves: every built-in patch is proven on
-the releases the rule names, each a release its entry was read from. Fast: it reads the entries, installs nothing."""
+each pin its entry names and on the releases the rule of its row names, each a release its entry was read from.
+Fast: it reads the entries, installs nothing."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from packaging.version import Version
-from releases import PROBE_NEEDS, PROOF, TORCH
+from releases import PINNED_DISTRIBUTION, PINS, PROBE_NEEDS, PROOF, PROOF_BEYOND_PINS, PROOF_BY_LINE, TORCH
 
 from hfpatch import catalog, entry
 from hfpatch.entry import Patch, Verdict
@@ -30,7 +31,8 @@ def _named(patch: Patch) -> dict[str, Verdict | None]:
 
 def test_every_built_in_patch_is_proven_and_only_those() -> None:
     assert sorted(PROOF) == sorted(patch.id for patch in PATCHES)
-    assert set(PROBE_NEEDS) <= set(PROOF)
+    assert not set(PROOF_BY_LINE) & set(PROOF_BEYOND_PINS)
+    assert set(PROOF_BY_LINE) | set(PROOF_BEYOND_PINS) | set(PROBE_NEEDS) <= set(PROOF)
 
 
 @pytest.mark.parametrize("patch", PATCHES, ids=lambda patch: patch.id)
@@ -40,7 +42,22 @@ def test_a_patch_is_proven_where_the_rule_says(patch: Patch) -> None:
     assert patch.probe is not None, f"{patch.id} has no probe: the matrix could prove nothing"
     named = _named(patch)
     assert set(proven) <= set(named), f"{patch.id} is proven on releases its entry does not name"
+    pins = {pin for pin in PINS if pin in named} if distribution == PINNED_DISTRIBUTION else set()
+    assert pins <= set(proven), f"{patch.id} is not proven on every pin its entry names"
     needing = sorted((Version(release) for release, verdict in named.items() if verdict is Verdict.NEEDS_PATCH))
+    if patch.id in PROOF_BY_LINE:
+        assert set(PROOF_BY_LINE[patch.id][1]) == _by_line(patch, named, needing)
+    elif any(named[pin] is Verdict.NEEDS_PATCH for pin in pins):
+        assert patch.id not in PROOF_BEYOND_PINS, f"{patch.id} needs the patch on a pin: it is proven there alone"
+    else:  # no pin needs it: the newest release that does, so that the probe is seen to find the hole
+        assert PROOF_BEYOND_PINS.get(patch.id, ("", []))[1] == [str(needing[-1])], (
+            f"{patch.id} needs the patch on no pin: PROOF_BEYOND_PINS names the newest release it needs it on"
+        )
+
+
+def _by_line(patch: Patch, named: dict[str, Verdict | None], needing: list[Version]) -> set[str]:
+    """The rule of the entries before the pins: the newest release of each minor line that needs the patch, the
+    first with the fix, the newest release before the first that needs it."""
     newest_of_line: dict[tuple[int, int], Version] = defaultdict(lambda: Version("0"))
     for version in needing:
         line = (version.major, version.minor)
@@ -52,7 +69,7 @@ def test_a_patch_is_proven_where_the_rule_says(patch: Patch) -> None:
     left_alone = [version for version in before if needing and version < needing[0]]
     if left_alone:
         expected.add(str(max(left_alone)))
-    assert set(proven) == expected
+    return expected
 
 
 def test_what_probes_need_installs_in_one_session() -> None:

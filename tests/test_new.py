@@ -205,6 +205,26 @@ def test_hfpatch_reads_each_release_as_the_table_says(written: Written) -> None:
         assert edited is found, release
 
 
+def test_an_entry_hfpatch_would_read_otherwise_than_the_table_is_refused_and_nothing_is_written(
+    new: NewRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """new's last safety net: before it writes, it reads every release with the entry it is about to write, as
+    check and apply will. Where that reading and the table disagree (here hfpatch's reader is made to misread 1.1,
+    the kind of bug the net is for), new refuses as its own bug and writes nothing."""
+    identify = classify.identify
+
+    def misread(text: bytes, patch: Patch, file: entry.PatchFile, release: str | None) -> classify.Classification:
+        found = identify(text, patch, file, release)
+        return classify.Classification(Verdict.FIXED, "misread") if release == "1.1" else found
+
+    monkeypatch.setattr(classify, "identify", misread)
+    done = new("madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0")
+    assert done.code == 2, done.out + done.err
+    assert done.err.splitlines()[-1].endswith("(a bug in hfpatch new)."), done.err
+    assert "of 1.1 as fixed, not needs-patch" in done.err, done.err
+    assert not (tmp_path / "catalog" / "madeup-total").exists()
+
+
 def test_a_method_whose_class_lacks_an_attribute_the_fix_uses_is_not_applicable(written: Written) -> None:
     assert written.basket.code == 0, written.basket.err
     table = written.basket.table()
@@ -320,8 +340,11 @@ def test_an_entry_that_changes_what_another_entry_changes_is_written_with_a_note
     assert "only one can be applied" in note
 
 
-def test_the_note_of_an_id_the_built_in_catalog_has_is_for_another_catalog_only(wheels: Path, tmp_path: Path) -> None:
-    """Regenerating a built-in entry in a checkout writes into the built-in catalog itself: no clash to warn of."""
+def test_an_id_the_built_in_catalog_has_is_refused_except_for_the_built_in_catalog_itself(
+    wheels: Path, tmp_path: Path
+) -> None:
+    """Two entries with one id make every command that reads both refuse: new refuses to write the second (exit 2,
+    nothing written). Regenerating a built-in entry in a checkout writes into the built-in catalog itself."""
     checkout = tmp_path / "checkout"
     # An installed hfpatch carries its catalog inside the package; a checkout has it beside the package.
     package = Path(entry.__file__).parent
@@ -331,10 +354,20 @@ def test_the_note_of_an_id_the_built_in_catalog_has_is_for_another_catalog_only(
     args = ["new", "madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0", "--find-links", str(wheels)]
     into_builtin = hfpatch(*args, "--catalog", str(checkout / "patches"), env=env)
     assert into_builtin.code == 0, into_builtin.out + into_builtin.err
-    assert "built-in catalog has an entry" not in into_builtin.out
     elsewhere = hfpatch(*args, "--catalog", str(tmp_path / "team"), env=env)
-    assert elsewhere.code == 0, elsewhere.out + elsewhere.err
-    assert "note: the built-in catalog has an entry madeup-total too" in elsewhere.out
+    assert elsewhere.code == 2
+    assert elsewhere.err == (
+        "hfpatch: error: madeup-total is the id of a built-in entry, and hfpatch refuses two entries with one id: "
+        "choose another PATCH_ID.\n"
+    )
+    assert not (tmp_path / "team").exists()
+    assert hfpatch("list", "--catalog", str(checkout / "patches"), env=env).code == 0
+
+
+def test_the_first_line_comes_before_the_releases_are_listed(new: NewRun) -> None:
+    done = new("madeup-total", *TOTAL, *CLEAN, "--fixed-in", "2.0")
+    assert done.code == 0, done.err
+    assert done.out.splitlines()[0].startswith("listing the releases of madeup in ")
 
 
 def test_an_existing_entry_is_refused_unless_forced_and_then_written_anew(new: NewRun, tmp_path: Path) -> None:
@@ -926,10 +959,11 @@ def test_through_pip_the_wheels_are_cached_and_reused(wheels: Path, tmp_path: Pa
         factory.damage(path, factory.CORE)
     second = hfpatch(*args, "--catalog", str(tmp_path / "second"), env=env)
     assert second.code == 0, second.err
-    said, *rest = second.out.replace("second", "first").splitlines()
+    listing, said, *rest = second.out.replace("second", "first").splitlines()
+    assert listing == first.out.splitlines()[0] == "listing the releases of madeup in the package index"
     assert said == "reading up to 3 releases of madeup from the package index (3 in the cache)"
-    assert first.out.splitlines()[0] == "reading up to 3 releases of madeup from the package index (0 in the cache)"
-    assert rest == first.out.splitlines()[1:]
+    assert first.out.splitlines()[1] == "reading up to 3 releases of madeup from the package index (0 in the cache)"
+    assert rest == first.out.splitlines()[2:]
     assert (tmp_path / "second" / "madeup-total" / "patch.json").read_bytes() == (
         tmp_path / "first" / "madeup-total" / "patch.json"
     ).read_bytes()
@@ -1367,3 +1401,34 @@ def test_check_loads_neither_new_nor_the_rewrite() -> None:
         "zipfile",
     }
     assert not {name for name in loaded if name in heavy or name.split(".")[0] in heavy}
+
+
+# ----------------------------------------------------------------------------------------------- progress
+
+
+def test_progress_rewrites_one_line_on_a_terminal_and_writes_a_line_now_and_then_in_a_log() -> None:
+    import io
+
+    from hfpatch.new.progress import LOG_INTERVAL, Progress
+
+    terminal = io.StringIO()
+    shown = Progress(terminal, terminal=True)
+    shown.one_more("1.0")
+    shown.one_more("1.1")
+    shown.done()
+    assert terminal.getvalue() == (
+        "\rread 1 release so far (the last: 1.0)\033[K\rread 2 releases so far (the last: 1.1)\033[K\r\033[K"
+    )
+    now = [0.0]
+    log = io.StringIO()
+    logged = Progress(log, terminal=False, clock=lambda: now[0])
+    logged.one_more("1.0")
+    assert log.getvalue() == ""
+    now[0] = LOG_INTERVAL
+    logged.one_more("1.1")
+    now[0] = LOG_INTERVAL + 1
+    logged.one_more("1.2")
+    now[0] = 2 * LOG_INTERVAL + 1
+    logged.one_more("2.0")
+    logged.done()
+    assert log.getvalue() == "read 2 releases so far (the last: 1.1)\nread 4 releases so far (the last: 2.0)\n"

@@ -110,12 +110,24 @@ def test_a_built_in_patch_fixed_upstream_is_one_short_line_unless_asked_for(
     assert in_process(["list", *here], capsys).listing()[PATCH_ID]["here"] == "fixed-upstream"
 
 
-def test_help_lists_every_exit_code() -> None:
-    for args in (["--help"], ["check", "--help"], ["apply", "--help"]):
-        done = hfpatch(*args)
-        assert done.code == 0, done.err
-        codes = [line.split()[0] for line in done.out.split("exit codes:\n")[1].splitlines() if line[:3].strip()]
-        assert codes == ["0", "1", "2", "130"], done.out
+def test_help_lists_every_exit_code_and_each_command_names_its_own_in_one_line() -> None:
+    done = hfpatch("--help")
+    assert done.code == 0, done.err
+    codes = [line.split()[0] for line in done.out.split("exit codes:\n")[1].splitlines() if line[:3].strip()]
+    assert codes == ["0", "1", "2", "130"], done.out
+    for command in ("check", "apply", "revert", "verify"):
+        done = hfpatch(command, "--help")
+        assert done.out.rstrip().endswith("\n\nexit codes: 0, 1, 2 or 130, as `hfpatch --help` says"), done.out
+    listed = hfpatch("list", "--help").out
+    said = "exit codes: 0 the catalog is shown (whatever its patches' conditions), 2 bad input"
+    assert listed.rstrip().endswith(f"\n{said}")
+
+
+def test_new_s_help_fits_80_columns_and_keeps_names_whole() -> None:
+    done = hfpatch("new", "--help", env=clean_env(COLUMNS="80"))
+    assert done.code == 0, done.err
+    assert max(len(line) for line in done.out.splitlines()) <= 80, done.out
+    assert "transformers:transformers.utils.hub:cached_file," in done.out
 
 
 def test_list_shows_one_column_per_environment_and_says_which(tmp_path: Path) -> None:

@@ -141,6 +141,75 @@ def test_a_fix_from_a_source_tree_is_read_against_the_release_it_says_it_is(
     assert (venv.site_packages / CORE).read_bytes() == (tree / "src" / CORE).read_bytes()
 
 
+def test_a_released_wheel_given_as_the_build_is_read_against_the_release_before_it(
+    capsys: pytest.CaptureFixture[str], wheels: Path, later: Path, tmp_path: Path
+) -> None:
+    """--fixed-from the released 1.2 wheel: the fix is what 1.2 changed since 1.1, not 1.2 against itself."""
+    index = tmp_path / "index"
+    shutil.copytree(wheels, index)
+    shutil.copy(later, index)
+    catalog = tmp_path / "catalog"
+    done = _new(capsys, index, catalog, "--target", "tiny:tiny.core:scale", "--fixed-from", str(later))
+    assert done.code == 0, done.out + done.err
+    table = {release: row[1] for release, row in done.table().items()}
+    assert table == {"1.0": "needs-patch", "1.1": "needs-patch", "1.2": "fixed"}
+    (file,) = entry.load(catalog / "tiny-1").files
+    assert file.targets[0].fixed_text == FIXED.rstrip("\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        pytest.param(
+            ["--fixed-in", "1.1"],
+            "--fixed-in and --from-edits: the fixed text is your edit, made on the release installed; give one.",
+            id="fixed-in",
+        ),
+        pytest.param(
+            ["--fixed-from", "x.whl"],
+            "give one of --fixed-from PATH and --from-edits DIST: the fixed text comes from one place.",
+            id="fixed-from",
+        ),
+    ],
+)
+def test_a_release_or_a_build_beside_from_edits_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], wheels: Path, tmp_path: Path, args: list[str], says: str
+) -> None:
+    done = _new(capsys, wheels, tmp_path / "catalog", "--from-edits", "tiny", *args)
+    assert (done.code, done.err) == (2, f"hfpatch: error: {says}\n")
+    assert not (tmp_path / "catalog").exists()
+
+
+def test_an_unedited_file_named_under_from_edits_is_said_to_be_unedited(
+    capsys: pytest.CaptureFixture[str], wheels: Path, tmp_path: Path
+) -> None:
+    venv = _edited(tmp_path, wheels, TEXTS["1.1"])
+    args = ["--from-edits", "tiny", "--python", venv.python, "--target", "tiny:tiny.core:scale"]
+    done = _new(capsys, wheels, tmp_path / "catalog", *args)
+    assert done.code == 2
+    assert done.err == (
+        "hfpatch: error: tiny/core.py is unedited: it is as the release installed has it, so there is nothing to "
+        "carry (edit it, or leave its --target out); nothing written.\n"
+    )
+    assert not (tmp_path / "catalog").exists()
+
+
+def test_a_name_a_build_s_fix_uses_that_old_releases_lack_is_named_with_the_build(
+    capsys: pytest.CaptureFixture[str], wheels: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "build").mkdir()
+    helper = "def _sign(x):\n    return -1 if x < 0 else 1\n\n\n"
+    uses = "def scale(x):\n    return _sign(x) * x * FACTOR\n"
+    build = factory.write_wheel(tmp_path / "build", "1.2.dev0", _files("1.2.dev0", HEAD + helper + uses), name="tiny")
+    done = _new(capsys, wheels, tmp_path / "catalog", "--target", "tiny:tiny.core:scale", "--fixed-from", str(build))
+    assert done.code == 2
+    assert (
+        "  - the fix of scale uses _sign, which 1.0 to 1.1 lack; it is a function in the build "
+        "tiny-1.2.dev0-py3-none-any.whl: add --target tiny:tiny.core:_sign to carry it" in done.out
+    ), done.out
+    assert " None" not in done.out
+
+
 def _edited(tmp_path: Path, wheels: Path, text: str) -> Venv:
     venv = _venv(tmp_path / "venv", wheels / "tiny-1.1-py3-none-any.whl")
     (venv.site_packages / CORE).write_text(text)

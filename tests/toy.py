@@ -152,7 +152,6 @@ _WORDS_HEAD = '"""Words toypkg greets with."""\n\n\n'
 BUGGY_TITLE = "def title(text):\n    return text.title()\n"
 FIXED_TITLE = 'def title(text):\n    # None is the world, as 2.0 has it.\n    return (text or "world").title()\n'
 BUGGY_WORDS = _WORDS_HEAD + BUGGY_TITLE + '\n\nSEPARATOR = ", "\n'
-FIXED_WORDS = BUGGY_WORDS.replace(BUGGY_TITLE, FIXED_TITLE)
 
 BUGGY_SHOUT = "    def shout(self, name):\n        return greet(name).upper()\n"
 FIXED_SHOUT = '    def shout(self, name):\n        # 2.0 shouts louder.\n        return greet(name).upper() + "!"\n'

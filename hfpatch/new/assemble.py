@@ -218,7 +218,7 @@ def _later_than_the_fix(
     is neither the fix nor the code it was read against may hold the fix in another form; it is left alone."""
     before = None if fixed.before is None else releases.get(fixed.before, {}).get(fix.file)
     old = None if before is None else statements.parse(before, f"{fix.file} of {fixed.before}")
-    kept = dict(judged)
+    kept = judged
     for key, judgement in judged.items():
         if judgement.status is not Status.NEEDS or judgement.unit is None:
             continue
@@ -250,17 +250,45 @@ def _judge_file(
     judged = {change.key: judge.judge(change, source, release, header.fixed_in) for change in fix.changes}
     if header.fixed_in is None and fixed.version is not None and not versions.is_at_least(fixed.version, release):
         judged = _later_than_the_fix(judged, fix, fixed, releases, release)
+    unpatched = _as_it_is(fix, judged)
+    if unpatched is not None:
+        return unpatched
+    draft = judge.draft_file(fix, judged)
+    try:
+        patched = _patched(text, header, draft)
+    except UnexpectedCode as error:
+        return FileVerdict(Judged.NOT_APPLICABLE, str(error), judged)
+    result = statements.parse(patched, f"{fix.file} of {release}, patched")
+    refused = _as_patched(fix, fix_source, source, result, judged, patched) or _calling(
+        fix, fix_source, result, fixed, releases, release, modules, judged, patched
+    )
+    if refused is not None:
+        return refused
+    reasons = []
+    for change in fix.changes:
+        status = judged[change.key].status
+        if status is Status.NEEDS:
+            reasons.append(_named(fix, change.key, judged[change.key].reason))
+        elif status is Status.ABSENT and change.op is not Op.DELETE:
+            reasons.append(f"{change.key} absent: the patch adds it")
+    return FileVerdict(Judged.NEEDS_PATCH, "; ".join(reasons), judged, patched)
 
-    def named(change: str, reason: str) -> str:
-        return f"{change}: {reason}" if len(fix.changes) > 1 else reason
 
+def _named(fix: FileFix, key: str, reason: str) -> str:
+    """A reason, named by its statement where the file has several."""
+    return f"{key}: {reason}" if len(fix.changes) > 1 else reason
+
+
+def _as_it_is(fix: FileFix, judged: Mapping[str, Judgement]) -> FileVerdict | None:
+    """The verdict of a release that needs no patching to judge: none of the targets, one the fix cannot take, or
+    the fix already there. None: it is to be patched and judged as patched."""
     present = [change for change in fix.changes if judged[change.key].status is not Status.ABSENT]
     if not present and any(change.op is not Op.INSERT for change in fix.changes):
         what = ", ".join(change.key for change in fix.changes)
         return FileVerdict(Judged.ABSENT, f"{what} not defined" if len(what) < 80 else "none of the targets", judged)
     for change in present:
         if judged[change.key].status is Status.NOT_APPLICABLE:
-            return FileVerdict(Judged.NOT_APPLICABLE, named(change.key, judged[change.key].reason), judged)
+            return FileVerdict(Judged.NOT_APPLICABLE, _named(fix, change.key, judged[change.key].reason), judged)
     if present and not any(judged[change.key].status is Status.NEEDS for change in present):
         later = [judged[change.key].reason for change in present if judged[change.key].reason]
         absent = [change.key for change in fix.changes if judged[change.key].status is Status.ABSENT]
@@ -269,12 +297,19 @@ def _judge_file(
                 Judged.FIXED, f"the targets it has are identical to the fix ({', '.join(absent)} absent)", judged
             )
         return FileVerdict(Judged.FIXED, later[0] if later else "identical to the fix", judged)
-    draft = judge.draft_file(fix, judged)
-    try:
-        patched = _patched(text, header, draft)
-    except UnexpectedCode as error:
-        return FileVerdict(Judged.NOT_APPLICABLE, str(error), judged)
-    result = statements.parse(patched, f"{fix.file} of {release}, patched")
+    return None
+
+
+def _as_patched(
+    fix: FileFix,
+    fix_source: statements.SourceFile,
+    source: statements.SourceFile,
+    result: statements.SourceFile,
+    judged: Mapping[str, Judgement],
+    patched: bytes,
+) -> FileVerdict | None:
+    """What the patched file lacks or loses: a name the fix uses, an attribute of its class, a name the rest of
+    the file still uses. None: nothing."""
     missing = tuple(judge.missing_names(result, fix.changes, fix_source))
     if missing:
         names = sorted({name for name, _ in missing})
@@ -288,7 +323,7 @@ def _judge_file(
             uses = ", ".join(f"self.{attribute}" for attribute in lacking)
             return FileVerdict(
                 Judged.NOT_APPLICABLE,
-                named(change.key, f"the fix uses {uses}, which {owner} here never defines"),
+                _named(fix, change.key, f"the fix uses {uses}, which {owner} here never defines"),
                 judged,
                 lacking=tuple(f"{owner}.{attribute}" for attribute in lacking),
             )
@@ -296,19 +331,25 @@ def _judge_file(
     if taken:
         reason = f"the fix takes away {', '.join(taken)}, which the rest of this release's {fix.file} still uses"
         return FileVerdict(Judged.NOT_SAFE, reason, judged, patched)
+    return None
+
+
+def _calling(
+    fix: FileFix,
+    fix_source: statements.SourceFile,
+    result: statements.SourceFile,
+    fixed: Fixed,
+    releases: Texts,
+    release: str,
+    modules: Mapping[str, str],
+    judged: Mapping[str, Judgement],
+    patched: bytes,
+) -> FileVerdict | None:
+    """A call of the fix this release cannot answer, in the file or in another module. None: none."""
     calls = _calls_here(fix, fix_source, result, fixed.label) or _calls_elsewhere(
         fix, fix_source, fixed, releases, release, modules, fix.module.split(".")[0]
     )
-    if calls:
-        return FileVerdict(Judged.NOT_SAFE, calls, judged, patched)
-    reasons = []
-    for change in fix.changes:
-        status = judged[change.key].status
-        if status is Status.NEEDS:
-            reasons.append(named(change.key, judged[change.key].reason))
-        elif status is Status.ABSENT and change.op is not Op.DELETE:
-            reasons.append(f"{change.key} absent: the patch adds it")
-    return FileVerdict(Judged.NEEDS_PATCH, "; ".join(reasons), judged, patched)
+    return None if not calls else FileVerdict(Judged.NOT_SAFE, calls, judged, patched)
 
 
 def _patched(text: bytes, header: Patch, draft: PatchFile) -> bytes:

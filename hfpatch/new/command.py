@@ -1,279 +1,171 @@
-"""`hfpatch new`: pick the releases, read their wheels, print the table, and write the entry.
+"""`hfpatch new`: what was asked -> which releases -> their texts -> the fix understood -> the release table -> the
+entry -> written (or adopted). `run` strings the steps together; each is a function of what the ones before it gave.
 
 The decisions are those of hfpatch.new.judge and hfpatch.new.assemble (pure); this is the shell around them. The
-entry is written into a scratch directory that is renamed into place only once `hfpatch.entry.load` reads it back
-unchanged and `hfpatch.classify` gives every release read the verdict of the table.
+entry's directory is written by `hfpatch.entry.write`, which puts it in place only once it reads back unchanged.
 """
 
 from __future__ import annotations
 
-import re
-import shutil
 import sys
-import tempfile
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from hfpatch import catalog, entry, files, statements
+from hfpatch import catalog, entry
 from hfpatch.entry import Patch, release_span
 from hfpatch.environment import resolve_python
-from hfpatch.errors import AuthoringError, HfpatchError, UnexpectedCode, UsageError
-from hfpatch.new import skeleton, sources, wheels
+from hfpatch.errors import AuthoringError, HfpatchError, UsageError
+from hfpatch.new import adoption, draft, skeleton, sources, wheels
 from hfpatch.new.assemble import Authoring, Fixed, Missing, Wanted, author, dependencies, understand
-from hfpatch.new.judge import Judged
-from hfpatch.new.request import Request, Targets, check_id, parse_targets, version_option
+from hfpatch.new.judge import FileFix, Judged
+from hfpatch.new.progress import Progress
+from hfpatch.new.reading import Reading, made_on, read_the_rest
+from hfpatch.new.request import Asked, Request, ask
+from hfpatch.new.selection import Selection, select
 from hfpatch.new.table import render_table
-
-_PULL = re.compile(r"https?://github\.com/([^/]+/[^/]+)/(?:pull|issues)/(\d+)/?")
-
-
-@dataclass
-class _Reading:
-    """The releases read so far: each one's files (path -> bytes, None where absent), or why it could not be read."""
-
-    source: wheels.Releases
-    paths: set[str] = field(default_factory=set)
-    texts: dict[str, dict[str, bytes | None]] = field(default_factory=dict)
-    unavailable: dict[str, str] = field(default_factory=dict)
-    # Where to say how far it got (a terminal), and out of how many at most.
-    progress: TextIO | None = None
-    most: int = 0
-
-    def _said(self) -> None:
-        if self.progress is not None:
-            done = len(self.texts) + len(self.unavailable)
-            self.progress.write(f"\rread {done} of up to {self.most} releases")
-            self.progress.flush()
-
-    def done(self) -> None:
-        if self.progress is not None:
-            self.progress.write("\r" + " " * 40 + "\r")
-            self.progress.flush()
-
-    def read(self, versions: Iterable[Version]) -> None:
-        todo = [
-            version
-            for version in dict.fromkeys(versions)
-            if str(version) not in self.unavailable
-            and (str(version) not in self.texts or not self.paths <= set(self.texts[str(version)]))
-        ]
-        for version, fetched in self.source.fetch(todo).items():
-            if fetched.path is None:
-                self.unavailable[str(version)] = fetched.why_not
-                self._said()
-                continue
-            with wheels.Wheel(fetched.path) as wheel:
-                if wheel.version != version:
-                    raise AuthoringError(f"{fetched.path} holds {wheel.version}, not {version}.")
-                known = self.texts.setdefault(str(version), {})
-                for path in sorted(self.paths - set(known)):
-                    known[path] = wheel.read(path)
-            self._said()
-
-    def more(self, paths: Iterable[str]) -> None:
-        """Read these files too, in every release read so far."""
-        self.paths |= set(paths)
-        self.read(Version(release) for release in list(self.texts))
-
-    def forget_before(self, version: Version) -> None:
-        self.texts = {release: text for release, text in self.texts.items() if Version(release) >= version}
-        self.unavailable = {release: why for release, why in self.unavailable.items() if Version(release) >= version}
-
-
-def _defines_any(texts: dict[str, bytes | None], keys: dict[str, list[str]], release: str) -> bool:
-    """Whether a release has any statement the fix changes: the walk back to the first release stops where none is."""
-    for path, wanted in keys.items():
-        text = texts.get(path)
-        if text is None:
-            continue
-        try:
-            parsed = statements.parse(text, f"{path} of {release}")
-        except UnexpectedCode:
-            continue
-        if any(statements.find(parsed, key) is not None for key in wanted):
-            return True
-    return False
-
-
-def _walk_back(reading: _Reading, older: Sequence[Version], keys: dict[str, list[str]]) -> None:
-    """Read releases from the newest of `older` down, until one has none of the statements the fix changes."""
-    batch_size = wheels.PARALLEL_DOWNLOADS
-    for start in range(0, len(older), batch_size):
-        batch = older[start : start + batch_size]
-        reading.read(batch)
-        for version in batch:
-            key = str(version)
-            if key in reading.texts and not _defines_any(reading.texts[key], keys, key):
-                reading.forget_before(version)
-                return
 
 
 @dataclass(frozen=True)
-class _Plan:
-    """What the command line asks for, checked: the distribution, the fix's source, which releases are which."""
+class Origin:
+    """Where the fixed text comes from: a release's or a build's wheel, a tree, or the user's edit (`edits`)."""
 
-    distribution: str
-    targets: Targets | None
-    fixed_in: Version | None
-    since: Version | None
-    until: Version | None
-    named: tuple[Version, ...]
+    fix: sources.FixSource | None  # None for --fixed-in until its wheel is fetched (fix_of_release)
+    edits: sources.EditsSource | None
 
 
-def _plan(args: Request) -> _Plan:
-    given = [
-        option for option, value in (("--fixed-from", args.fixed_from), ("--from-edits", args.from_edits)) if value
-    ]
-    if len(given) > 1:
-        raise UsageError("give one of --fixed-from PATH and --from-edits DIST: the fixed text comes from one place.")
-    if not given and args.fixed_in is None:
-        raise UsageError(
-            "say where the fixed text is: --fixed-in VERSION (a release), --fixed-from PATH (a wheel or a source tree "
-            "of a build) or --from-edits DIST (what you edited in the installed distribution)."
-        )
-    if args.python is not None and args.from_edits is None:
-        raise UsageError("--python says whose edits --from-edits reads; give it with --from-edits DIST.")
-    targets = parse_targets(args.targets) if args.targets else None
-    if targets is None and args.from_edits is None:
-        raise UsageError("give --target DIST:MODULE[:NAME]: what the fix changes (the edits say it for --from-edits).")
-    distribution = targets.distribution if targets is not None else str(args.from_edits)
-    if args.from_edits and canonicalize_name(args.from_edits) != canonicalize_name(distribution):
-        raise UsageError(f"--from-edits {args.from_edits} and --target {distribution}: one distribution, please.")
-    fixed_in = None if args.fixed_in is None else version_option(args.fixed_in, "--fixed-in")
-    since = None if args.since is None else version_option(args.since, "--since")
-    until = None if args.until is None else version_option(args.until, "--until")
-    named = tuple(version_option(release, "--release") for release in args.releases)
-    if since is not None and fixed_in is not None and since > fixed_in:
-        raise UsageError(f"--since {since} is after --fixed-in {fixed_in}.")
-    return _Plan(distribution, targets, fixed_in, since, until, named)
-
-
-def run(args: Request, out: TextIO) -> int:
+def run(request: Request, out: TextIO) -> int:
     """`hfpatch new`; raises HfpatchError (exit 2, nothing written) where it cannot write the entry."""
-    patch_id = check_id(args.patch_id)
-    asked = _plan(args)
-    distribution = asked.distribution
-    catalog_dir = Path(args.catalog)
-    destination = catalog_dir / patch_id
-    if catalog_dir.exists() and not catalog_dir.is_dir():
-        raise UsageError(f"the catalog {catalog_dir} is not a directory; give --catalog a directory.")
-    if (destination.exists() or destination.is_symlink()) and not args.force:
-        raise UsageError(f"{destination} exists; give --force to replace it, or choose another PATCH_ID.")
+    asked = ask(request)
+    origin = origin_of(asked)
+    releases = releases_of(asked)
+    # Listing the releases through pip takes seconds: say what is under way before it starts.
+    print(f"listing the releases of {asked.distribution} in {releases.where}", file=out, flush=True)
+    selection = select(
+        asked,
+        releases.versions(),
+        releases.where,
+        build=None if origin.edits is not None or origin.fix is None else origin.fix.version,
+        edit=None if origin.edits is None else origin.edits.version,
+    )
+    print(_reading_line(asked, selection, releases), file=out, flush=True)
+    reading = Reading(releases, progress=Progress(sys.stderr, terminal=sys.stderr.isatty()))
+    fix_source = origin.fix or fix_of_release(asked, selection, releases)
+    wanted = wanted_files(asked, fix_source, origin.edits)
+    selection, fix = read_the_fix(asked, selection, reading, fix_source, wanted, origin.edits)
+    header = draft.header(asked, wanted, fix_source.label)
+    fixes, fix, modules = understand_the_fix(header, wanted, fix, reading, fix_source)
+    read_the_rest(reading, selection, asked, fixes)
+    authoring = author(header, fixes, fix, reading.texts, reading.unavailable, modules)
+    show_table(out, asked, wanted, authoring, selection, releases.where, fix.label)
+    if origin.edits is not None:
+        assert authoring.patch is not None
+        adoption.carries_the_edit(authoring.patch, fix, reading.texts[str(origin.edits.version)])
+    previous = draft.previous_of(asked.destination) if asked.force else None
+    patch, probe = draft.draft(asked, authoring, releases.where, fix_source, previous)
+    written = entry.write(asked.catalog, patch, force=asked.force, previous=previous, probe=probe)
+    say_written(out, asked, patch, written, probe is not None)
+    if origin.edits is not None:
+        adoption.adopt(entry.load(written), origin.edits, reading.texts[str(origin.edits.version)], out)
+    return 0
 
+
+def origin_of(asked: Asked) -> Origin:
+    """The fix's source where it is no release: the build (--fixed-from) or the edit (--from-edits)."""
+    if asked.from_edits:
+        edits = sources.EditsSource(resolve_python(asked.python), asked.from_edits)
+        return Origin(edits, edits)
+    if asked.fixed_from is not None:
+        return Origin(sources.fixed_from(asked.fixed_from, asked.distribution, asked.package), None)
+    return Origin(None, None)
+
+
+def releases_of(asked: Asked) -> wheels.Releases:
+    """Where the releases' wheels come from: --find-links, or the package index through the cache."""
+    if asked.find_links is not None:
+        return wheels.FindLinks(asked.find_links, asked.distribution)
+    pre = asked.pre or (asked.fixed_in is not None and asked.fixed_in.is_prerelease)
+    return wheels.PackageIndex(asked.distribution, asked.cache or wheels.default_cache(), pre=pre)
+
+
+def _reading_line(asked: Asked, selection: Selection, releases: wheels.Releases) -> str:
+    line = f"reading up to {len(selection.candidates)} releases of {asked.distribution} from {releases.where}"
+    if isinstance(releases, wheels.FindLinks):
+        return line
+    return f"{line} ({releases.at_hand(selection.candidates)} in the cache)"
+
+
+def fix_of_release(asked: Asked, selection: Selection, releases: wheels.Releases) -> sources.FixSource:
+    """--fixed-in V: V's wheel (fetched with the newest release and the one before V, which are read anyway)."""
     fixed = asked.fixed_in
-    edits: sources.EditsSource | None = None
-    fix_source: sources.FixSource | None = None
-    if args.from_edits:
-        edits = sources.EditsSource(resolve_python(args.python), args.from_edits)
-        fix_source = edits
-    elif args.fixed_from:
-        assert asked.targets is not None
-        package = next(iter(asked.targets.modules)).split(".")[0]
-        fix_source = sources.fixed_from(Path(args.fixed_from), distribution, package)
-    pre = args.pre or (fixed is not None and fixed.is_prerelease)
-    source: wheels.Releases
-    if args.find_links:
-        source = wheels.FindLinks(Path(args.find_links), distribution)
-    else:
-        source = wheels.PackageIndex(distribution, Path(args.cache) if args.cache else wheels.default_cache(), pre=pre)
-    listed = source.versions()
-    if not listed:
-        raise AuthoringError(f"no wheel of {distribution} in {source.where}; is the name right?")
-    versions = sorted(
-        {version for version in listed if pre or not version.is_prerelease or version == fixed} | set(asked.named)
-    )
-    # What the fix is read against, and which releases come after it.
-    if edits is not None:
-        before_the_fix = edits.version
-        if before_the_fix not in versions:
-            raise AuthoringError(
-                f"{distribution} {before_the_fix}, the release your edit was made on, has no wheel in {source.where}: "
-                "hfpatch reads the edit against that release's files."
-            )
-        pivot: Version | None = before_the_fix
-    elif fix_source is not None:
-        pivot = fix_source.version
-    else:
-        assert fixed is not None
-        if fixed not in versions:
-            raise UsageError(
-                f"--fixed-in {fixed} is not a release of {distribution} in {source.where} (the nearest: "
-                f"{', '.join(str(version) for version in _nearest(versions, fixed))})."
-            )
-        pivot = fixed
-    after = fixed if fixed is not None else pivot
-    newer = [version for version in versions if after is not None and version > after]
-    # The release a build or an edit says it is (4.57.6, 4.57.6+local) is what it was made on: the fix is read
-    # against it. A release's fix is read against the release before it.
-    made_on = fix_source is not None
-    older = [version for version in versions if pivot is None or version < pivot or (made_on and version == pivot)]
+    assert fixed is not None
+    fetched = releases.fetch([fixed, *selection.newer[-1:], *selection.older[-1:]])[fixed]
+    if fetched.path is None:
+        raise AuthoringError(f"cannot read {asked.distribution} {fixed} (the --fixed-in release): {fetched.why_not}.")
+    return sources.WheelSource(fetched.path, asked.distribution, label=f"{asked.distribution} {fixed}")
 
-    candidates = _candidates(versions, newer, older, fixed, asked, args.all_releases)
-    at_hand = source.at_hand(candidates)
-    print(
-        f"reading up to {len(candidates)} releases of {distribution} from {source.where}"
-        f"{'' if isinstance(source, wheels.FindLinks) else f' ({at_hand} in the cache)'}",
-        file=out,
-        flush=True,
-    )
-    reading = _Reading(source, progress=sys.stderr if sys.stderr.isatty() else None, most=len(candidates))
-    if fix_source is None:
-        assert fixed is not None
-        fetched = source.fetch([fixed, *newer[-1:], *older[-1:]])[fixed]
-        if fetched.path is None:
-            raise AuthoringError(f"cannot read {distribution} {fixed} (the --fixed-in release): {fetched.why_not}.")
-        fix_source = sources.WheelSource(fetched.path, distribution, label=f"{distribution} {fixed}")
-    wanted = _wanted(fix_source, asked.targets, edits, distribution)
+
+def read_the_fix(
+    asked: Asked,
+    selection: Selection,
+    reading: Reading,
+    fix_source: sources.FixSource,
+    wanted: Sequence[Wanted],
+    edits: sources.EditsSource | None,
+) -> tuple[Selection, Fixed]:
+    """The fixed texts, and the release they are read against (the newest of `older`), read first."""
+    fixed = asked.fixed_in
     reading.paths = {want.file for want in wanted}
-    baseline = older[-1:] if older else []
-    reading.read([*baseline, *([fixed] if fixed in versions else [])])
-    header = _header(args, patch_id, distribution, wanted, fixed, fix_source)
+    reading.read([*selection.older[-1:], *([fixed] if fixed in selection.versions else [])])
+    if edits is None:
+        selection = made_on(reading, fix_source, selection)
+    baseline = selection.older[-1:]
     before = str(baseline[0]) if baseline and str(baseline[0]) in reading.texts else None
-    fix_texts = fix_source.read(reading.paths)
-    _readable(fix_texts, fix_source, edits)
+    texts = fix_source.read(reading.paths)
+    _readable(texts, fix_source, edits)
     made = None if fixed is not None or fix_source.version is None else str(fix_source.version)
-    fix = Fixed({path: text for path, text in fix_texts.items() if text is not None}, fix_source.label, before, made)
+    fix = Fixed({path: text for path, text in texts.items() if text is not None}, fix_source.label, before, made)
     if edits is not None:
-        _edits_carried(fix, reading.texts[str(edits.version)])
+        adoption.edits_carried(fix, reading.texts[str(edits.version)])
+    return selection, fix
+
+
+def understand_the_fix(
+    header: Patch, wanted: Sequence[Wanted], fix: Fixed, reading: Reading, fix_source: sources.FixSource
+) -> tuple[tuple[FileFix, ...], Fixed, dict[str, str]]:
+    """What the fix changes, file by file, and the modules its statements call into (module -> path), whose texts
+    are read too: in the fix, and in every release read so far."""
     fixes = understand(header, wanted, fix, reading.texts)  # before reading everything else
     modules = {}
-    for module, _ in dependencies(fixes, fix, header.package).items():
+    for module in dependencies(fixes, fix, header.package):
         path = fix_source.locate(module)
         if path is not None:
             modules[module] = path
     reading.more(modules.values())
-    more = fix_source.read(modules.values())
-    fix = Fixed(
-        {**fix.texts, **{path: text for path, text in more.items() if text is not None}}, fix.label, before, made
-    )
+    more = {path: text for path, text in fix_source.read(modules.values()).items() if text is not None}
+    return fixes, Fixed({**fix.texts, **more}, fix.label, fix.before, fix.version), modules
 
-    if args.all_releases:
-        reading.read(newer)
-    elif asked.until is not None:
-        reading.read([version for version in newer if version <= asked.until])
-    elif newer:
-        reading.read([newer[-1]])
-    if asked.since is not None:
-        reading.read([version for version in older if version >= asked.since])
-    else:
-        keys = {fix_file.file: [change.key for change in fix_file.changes] for fix_file in fixes}
-        _walk_back(reading, older[::-1], keys)
-    reading.read([version for version in asked.named if str(version) not in reading.texts])
 
-    reading.done()
-    authoring = author(header, fixes, fix, reading.texts, reading.unavailable, modules)
-    where = ", ".join(f"{want.module} ({want.file})" for want in wanted)
-    print(f"{distribution} {where}, {len(authoring.rows)} releases from {source.where}:", file=out)
+def show_table(
+    out: TextIO,
+    asked: Asked,
+    wanted: Sequence[Wanted],
+    authoring: Authoring,
+    selection: Selection,
+    where: str,
+    fix_label: str,
+) -> None:
+    """The release table and its notes; where no entry can be written, why (an AuthoringError, exit 2)."""
+    files = ", ".join(f"{want.module} ({want.file})" for want in wanted)
+    print(f"{asked.distribution} {files}, {len(authoring.rows)} releases from {where}:", file=out)
     print(render_table(authoring), file=out)
-    for note in _shown_notes(authoring, versions):
+    for note in _shown_notes(authoring, selection.versions):
         print(f"note: {note}", file=out)
     if authoring.missing or authoring.unsafe:
-        for line in _not_safe(header, authoring):
+        for line in _not_safe(asked.distribution, authoring, fix_label):
             print(line, file=out)
         raise AuthoringError("not safe to backport as it stands (see above); nothing written.")
     if authoring.refusal:
@@ -283,64 +175,21 @@ def run(args: Request, out: TextIO) -> int:
             "no release read needs the patch: each has the fix, lacks the targets, or cannot take the fix (see the "
             "table); nothing written."
         )
-    if edits is not None:
-        _carries_the_edit(authoring.patch, fix, reading.texts[str(edits.version)])
-    previous = _previous(destination) if args.force else None
-    about = _about(header, authoring, source.where, fix_source)
-    placed = authoring.patch._replace(about=about, directory=destination)
-    patch = entry.with_fixed_files(_kept(placed, previous, args))
-    patch, probe_text = _probe(patch, destination)
-    written = write_entry(catalog_dir, patch, force=args.force, previous=previous, probe=probe_text)
+
+
+def say_written(out: TextIO, asked: Asked, patch: Patch, written: Path, skeleton_written: bool) -> None:
     forms = sum(len(target.forms) for file in patch.files for target in file.targets)
-    target_count = sum(len(file.targets) for file in patch.files)
+    targets = sum(len(file.targets) for file in patch.files)
     on_disk = sum(1 for path in written.rglob("*") if path.is_file())
-    print(
-        f"wrote {written} ({_count(target_count, 'target')}, {_count(forms, 'form')}, "
-        f"{_count(on_disk, 'file')} on disk)",
-        file=out,
-    )
-    builtin = catalog.builtin_catalog() / patch_id
-    if (builtin / entry.ENTRY).is_file() and builtin.resolve() != written.resolve():
+    counts = f"{_count(targets, 'target')}, {_count(forms, 'form')}, {_count(on_disk, 'file')} on disk"
+    print(f"wrote {written} ({counts})", file=out)
+    _overlaps(asked.catalog, out)
+    if skeleton_written:
         print(
-            f"note: the built-in catalog has an entry {patch_id} too; hfpatch refuses two entries with one id, so "
-            "rename this one to use it beside the built-in catalog.",
+            f"wrote {written / skeleton.PROBE}, a skeleton: `hfpatch verify` reports a broken probe for "
+            f"{asked.patch_id} until its reproduce() runs the code the fix is for (the README's Probes).",
             file=out,
         )
-    _overlaps(catalog_dir, out)
-    if edits is not None:
-        _adopt(entry.load(written), edits, reading.texts[str(edits.version)], out)
-    if probe_text is not None:
-        print(
-            f"wrote {written / skeleton.PROBE}, a skeleton: `hfpatch verify` reports a broken probe for {patch_id} "
-            "until its reproduce() runs the code the fix is for (the README's Probes).",
-            file=out,
-        )
-    return 0
-
-
-def _candidates(
-    versions: Sequence[Version],
-    newer: Sequence[Version],
-    older: Sequence[Version],
-    fixed: Version | None,
-    asked: _Plan,
-    all_releases: bool,
-) -> list[Version]:
-    """Every release this run may read: what is said up front, before any download."""
-    later = list(newer) if all_releases else [v for v in newer if asked.until is not None and v <= asked.until]
-    later = later or list(newer[-1:])
-    earlier = [version for version in older if asked.since is None or version >= asked.since]
-    found = {*later, *earlier, *asked.named}
-    if fixed is not None and fixed in versions:
-        found.add(fixed)
-    return sorted(found)
-
-
-def _nearest(versions: Sequence[Version], wanted: Version) -> list[Version]:
-    """The releases either side of a version that is none: what was meant, most likely."""
-    below = [version for version in versions if version < wanted][-3:]
-    above = [version for version in versions if version > wanted][:3]
-    return [*below, *above] or list(versions[-6:])
 
 
 def _readable(texts: dict[str, bytes | None], fix_source: sources.FixSource, edits: sources.EditsSource | None) -> None:
@@ -351,10 +200,9 @@ def _readable(texts: dict[str, bytes | None], fix_source: sources.FixSource, edi
             edits.check_python(path, text)
 
 
-def _wanted(
-    fix_source: sources.FixSource, targets: Targets | None, edits: sources.EditsSource | None, distribution: str
-) -> list[Wanted]:
+def wanted_files(asked: Asked, fix_source: sources.FixSource, edits: sources.EditsSource | None) -> list[Wanted]:
     """The files the fix changes: those the targets name, or every file the user edited."""
+    targets, distribution = asked.targets, asked.distribution
     if targets is None:
         assert edits is not None
         edited = edits.edited()
@@ -374,74 +222,15 @@ def _wanted(
     return wanted
 
 
-def _relative(patch: Patch, directory: Path) -> Patch:
-    """The entry as it reads wherever it lies: its probe and transform by their names inside it."""
-
-    def inside(path: Path | None) -> Path | None:
-        return None if path is None else path.resolve().relative_to(directory.resolve())
-
-    return patch._replace(directory=Path(patch.id), probe=inside(patch.probe), transform=inside(patch.transform))
-
-
-def _leaving(top: Path, written: set[str]) -> Callable[[str, list[str]], set[str]]:
-    """copytree's ignore: the files `new` wrote before (it writes them anew), nothing else."""
-
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        relative = Path(directory).relative_to(top)
-        return {name for name in names if (relative / name).as_posix().removeprefix("./") in written}
-
-    return ignore
-
-
-def _prune_empty(directory: Path) -> None:
-    for path in sorted(directory.rglob("*"), key=lambda path: len(path.parts), reverse=True):
-        if path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
-
-
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _header(
-    args: Request,
-    patch_id: str,
-    distribution: str,
-    wanted: Sequence[Wanted],
-    fixed: Version | None,
-    fix_source: sources.FixSource,
-) -> Patch:
-    """The entry without files, for the core to fill in."""
-    where = f"{distribution}/{fixed}/" if fixed is not None else f"{distribution}/"
-    url = args.upstream or f"https://pypi.org/project/{where}"
-    pull = _PULL.fullmatch(url)
-    # What messages call the fix ("the bug <upstream> fixed in <fixed_in>"): owner/repo#N, the URL, or the id.
-    upstream = f"{pull[1]}#{pull[2]}" if pull else url if args.upstream else patch_id
-    what = "; ".join(
-        f"{', '.join(want.names)} in {want.module}" if want.names else f"the fix of {want.module}" for want in wanted
-    )
-    title = args.title or (
-        f"{what}, as fixed in {distribution} {fixed}" if fixed else f"{what}, from {fix_source.label}"
-    )
-    placeholder = entry.PatchFile(wanted[0].module, wanted[0].file, ())
-    return Patch(
-        id=patch_id,
-        title=title,
-        upstream=upstream,
-        url=url,
-        distribution=distribution,
-        fixed_in=None if fixed is None else str(fixed),
-        first_defined_in=None,
-        files=(placeholder,),
-        directory=Path(patch_id),
-    )
-
-
-def _not_safe(header: Patch, authoring: Authoring) -> list[str]:
+def _not_safe(distribution: str, authoring: Authoring, fix_label: str) -> list[str]:
     """Why no entry is written, a line a cause, and what to do about each."""
     lines = ["not safe to backport as it stands:"]
     for item in authoring.missing:
-        lines.append(f"  - {_missing(header, item)}")
+        lines.append(f"  - {_missing(distribution, item, fix_label)}")
     for reason in authoring.unsafe:
         lines.append(f"  - {reason}")
     if authoring.safe_since is not None:
@@ -452,29 +241,18 @@ def _not_safe(header: Patch, authoring: Authoring) -> list[str]:
     return lines
 
 
-def _missing(header: Patch, item: Missing) -> str:
+def _missing(distribution: str, item: Missing, fix_label: str) -> str:
+    """One name the fix uses that a release lacks; `fix_label` names the fixed text (a release, a build, an edit)."""
     users, span = ", ".join(item.users), release_span(item.releases)
     lacking = f"the fix of {users} uses {item.name}, which {span} {'lacks' if len(item.releases) == 1 else 'lack'}"
-    fixed = f"{header.distribution} {header.fixed_in}"
     if item.kind_in_fix is None:
-        return f"{lacking}; the {fixed} module does not bind it either (a builtin of a newer Python?)"
+        return f"{lacking}; {item.module} in {fix_label} does not bind it either (a builtin of a newer Python?)"
     article = "an" if item.kind_in_fix[0] in "aeiou" else "a"
     return (
-        f"{lacking}; it is {article} {item.kind_in_fix} in {fixed}: add --target "
-        f"{header.distribution}:{item.module}:{item.name} to carry it, or --target {header.distribution}:{item.module} "
+        f"{lacking}; it is {article} {item.kind_in_fix} in {fix_label}: add --target "
+        f"{distribution}:{item.module}:{item.name} to carry it, or --target {distribution}:{item.module} "
         "for the whole module's fix"
     )
-
-
-def _about(header: Patch, authoring: Authoring, where: str, fix_source: sources.FixSource) -> tuple[str, ...]:
-    releases = [row.release for row in authoring.rows if row.verdict is not Judged.SKIPPED]
-    lines = [
-        f"{header.title}: {header.upstream}, as data.",
-        f"Written by `hfpatch new` from the wheels of {header.distribution} {release_span(releases)} ({where}).",
-    ]
-    if not isinstance(fix_source, sources.WheelSource) or not fix_source.label.startswith(header.distribution):
-        lines.append(f"The fixed text is {fix_source.label}'s{'' if header.fixed_in else '; no release has it yet'}.")
-    return tuple(lines)
 
 
 def _shown_notes(authoring: Authoring, versions: Sequence[Version]) -> list[str]:
@@ -488,102 +266,6 @@ def _shown_notes(authoring: Authoring, versions: Sequence[Version]) -> list[str]
     ]
 
 
-def _edits_carried(fix: Fixed, released: dict[str, bytes | None]) -> None:
-    """An edited file whose statements are all as released (the edit is a comment between them, say) has nothing
-    hfpatch can carry: refused, naming the file and the line."""
-    for path, edited in fix.texts.items():
-        original = released.get(path)
-        if original is None:
-            raise AuthoringError(f"{path} is not in the release the edit was made on: a new file is not carried.")
-        old, new = statements.parse(original, path), statements.parse(edited, path)
-        if [unit.text for unit in statements.units(old)] == [unit.text for unit in statements.units(new)]:
-            line = _first_difference(original, edited)
-            raise AuthoringError(
-                f"the edit of {path} at line {line} is outside any statement hfpatch can carry (a comment or a "
-                "blank line between statements, say); nothing written."
-            )
-
-
-def _carries_the_edit(patch: Patch, fix: Fixed, released: dict[str, bytes | None]) -> None:
-    """The entry applied to the release the edit was made on must give the edited files byte for byte; what it
-    cannot carry (a comment between statements, say) is refused, naming the file and the line."""
-    from hfpatch import rewrite
-
-    for file in patch.files:
-        original = released.get(file.file)
-        if original is None:
-            raise AuthoringError(f"{file.file} is not in the release the edit was made on: a new file is not carried.")
-        result = rewrite.patched(original, patch, file)
-        edited = fix.texts[file.file]
-        if result != edited:
-            line = _first_difference(result, edited)
-            raise AuthoringError(
-                f"the edit of {file.file} at line {line} is outside any statement hfpatch can carry (a comment or a "
-                "blank line between statements, say); nothing written."
-            )
-
-
-def _first_difference(one: bytes, other: bytes) -> int:
-    for number, (left, right) in enumerate(zip(one.splitlines(), other.splitlines(), strict=False), start=1):
-        if left != right:
-            return number
-    return min(len(one.splitlines()), len(other.splitlines())) + 1
-
-
-def _adopt(patch: Patch, edits: sources.EditsSource, released: dict[str, bytes | None], out: TextIO) -> None:
-    """The edited environment, as if the entry had been applied to the release: the released files become hfpatch's
-    originals, so that check reports the patch applied and revert puts the release back."""
-    from hfpatch import executor
-    from hfpatch.environment import Environment
-
-    environment = Environment(edits.python)
-    installation = environment.installation_of(patch)
-    if installation is None:
-        raise AuthoringError(f"{edits.python.executable} imports no {patch.package}; the edit cannot be adopted.")
-    originals = {file.file: released[file.file] or b"" for file in patch.files}
-    notes = executor.adopt(patch, edits.python, installation, originals)
-    print(
-        f"adopted the edit in {installation.root}: `hfpatch check --python {edits.python.executable} --catalog "
-        f"{patch.directory.parent}` reports {patch.id} applied, `hfpatch revert` puts {patch.distribution} "
-        f"{installation.version}'s files back",
-        file=out,
-    )
-    for note in notes:
-        print(f"note: {note}", file=out)
-
-
-_DERIVED_ABOUT = ("Written by `hfpatch new`", "No probe yet", "The fixed text is ", skeleton.ABOUT)
-
-
-def _previous(destination: Path) -> Patch | None:
-    """The entry `--force` replaces, where it loads: what its author added is kept."""
-    if not (destination / entry.ENTRY).is_file():
-        return None
-    try:
-        return entry.load(destination)
-    except HfpatchError:
-        return None  # a broken entry: its own files are still kept, its fields cannot be
-
-
-def _kept(patch: Patch, previous: Patch | None, args: Request) -> Patch:
-    """What the author added to the entry being replaced, kept: title, upstream, probe, transform, advisories and
-    their own about lines. Only what `new` derives is new."""
-    if previous is None:
-        return patch
-    kept = patch._replace(probe=previous.probe, transform=previous.transform, advisories=previous.advisories)
-    if args.title is None:
-        kept = kept._replace(title=previous.title)
-    if args.upstream is None:
-        kept = kept._replace(upstream=previous.upstream, url=previous.url)
-    own = [
-        line
-        for line in previous.about
-        if not line.startswith(_DERIVED_ABOUT) and line != f"{previous.title}: {previous.upstream}, as data."
-    ]
-    derived = list(patch.about[1:])
-    return kept._replace(about=(f"{kept.title}: {kept.upstream}, as data.", *derived, *own))
-
-
 def _overlaps(catalog_dir: Path, out: TextIO) -> None:
     """Say so where the entry changes a statement that another entry of the catalogs hfpatch reads changes too
     (the built-in one among them): every command then refuses the two together until one is left out."""
@@ -592,77 +274,3 @@ def _overlaps(catalog_dir: Path, out: TextIO) -> None:
     except HfpatchError as error:  # another fault of the catalogs is for the commands that read them to say
         if " both change " in str(error):
             print(f"note: {error}", file=out)
-
-
-def _probe(patch: Patch, destination: Path) -> tuple[Patch, str | None]:
-    """The entry's probe: the author's, kept; or, where there is none, the skeleton, to be written beside it."""
-    if patch.probe is not None:
-        if _text(patch.probe) == skeleton.skeleton(patch):  # kept, and still the skeleton
-            return patch._replace(about=(*patch.about, skeleton.ABOUT)), None
-        return patch, None
-    path = destination / skeleton.PROBE
-    if path.exists() or path.is_symlink():
-        return patch._replace(probe=path), None  # the author's file, in an entry that no longer loads: kept
-    with_probe = patch._replace(probe=path, about=(*patch.about, skeleton.ABOUT))
-    return with_probe, skeleton.skeleton(with_probe)
-
-
-def _text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def write_entry(
-    catalog_dir: Path, patch: Patch, *, force: bool, previous: Patch | None = None, probe: str | None = None
-) -> Path:
-    """Write the entry beside its place, read it back, then rename it in: a reader sees no entry or a whole one.
-    An entry replaced keeps every file `new` did not write (a probe, notes); those it wrote are written anew. The
-    text of a probe, given, is written as the entry's probe."""
-    final = catalog_dir / patch.id
-    files.make_directory(catalog_dir)
-    try:
-        scratch = Path(tempfile.mkdtemp(prefix=f".{patch.id}.new-", dir=catalog_dir))
-    except OSError as error:
-        raise AuthoringError(f"cannot write into {catalog_dir}: {error.strerror or error}.") from None
-    try:
-        staged = scratch / patch.id
-        if force and final.is_dir():
-            written = {entry.ENTRY} | (
-                set()
-                if previous is None
-                else {target.fixed_file for file in previous.files for target in file.targets if target.fixed_file}
-            )
-            shutil.copytree(final, staged, symlinks=True, ignore=_leaving(final, written))
-            _prune_empty(staged)
-        else:
-            staged.mkdir()
-        for file in patch.files:
-            for target in file.targets:
-                if target.fixed_text is None:
-                    continue
-                assert target.fixed_file is not None
-                path = staged / target.fixed_file
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(target.fixed_text + "\n", encoding="utf-8")
-        if probe is not None:
-            assert patch.probe is not None
-            (staged / patch.probe.name).write_text(probe, encoding="utf-8")
-        (staged / entry.ENTRY).write_text(entry.render(patch), encoding="utf-8")
-        loaded = entry.load(staged)
-        if _relative(loaded, staged) != _relative(patch, final):
-            raise AuthoringError(f"the entry read back from {staged} differs from the one written (a bug).")
-        if final.exists() or final.is_symlink():
-            if not force:
-                raise UsageError(f"{final} exists; give --force to replace it.")
-            final.rename(scratch / "replaced")
-        staged.rename(final)
-        # What root (sudo) writes into a user's repository belongs to that user, as everything hfpatch creates.
-        for path in sorted([final, *final.rglob("*")], key=lambda path: len(path.parts)):
-            files.take_owner_of_directory(path)
-    except OSError as error:
-        raise AuthoringError(f"cannot write {final}: {error.strerror or error}.") from None
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return final

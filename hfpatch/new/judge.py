@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from packaging.version import Version
 
 from hfpatch import statements, versions
-from hfpatch.entry import Form, Patch, PatchFile, Target, Verdict
+from hfpatch.entry import Form, PatchFile, Target, Verdict, text_sha256
 from hfpatch.errors import AuthoringError, UnexpectedCode
 
 # Names every module has without binding them, and that a statement may use.
@@ -308,7 +308,7 @@ def _placement(
     if previous is not None and old is not None:
         was = _lead(old, previous)
         if was != lead:
-            lead_was = (statements.text_sha256(was),)
+            lead_was = (text_sha256(was),)
     return Change(unit.key, op, unit.kind, unit.text, unit.node, lead, after, before, lead_was, next_lead)
 
 
@@ -500,10 +500,6 @@ def missing_names(
     return found
 
 
-def _class_scope_names(source: statements.SourceFile, owner: str) -> set[str]:
-    return {name for unit in statements.units(source, owner) for name in unit.binds} if owner else set()
-
-
 def _star_imports(source: statements.SourceFile) -> frozenset[str]:
     return frozenset(
         f"{'.' * node.level}{node.module or ''}"
@@ -666,7 +662,3 @@ def target_of(change: Change, forms: tuple[Form, ...], insert: bool = True) -> T
         lead_was=change.lead_was,
         next_lead=change.next_lead if change.op is not Op.DELETE else None,
     )
-
-
-def header_with(header: Patch, files: Sequence[PatchFile]) -> Patch:
-    return header._replace(files=tuple(files))

@@ -131,19 +131,17 @@ class EditsSource(FixSource):
         except OSError as error:
             raise AuthoringError(f"cannot read {self.dist_info / 'RECORD'}: {error.strerror or error}.") from None
         changed = []
-        for line in record.splitlines():
-            path, _, rest = line.partition(",")
-            listed = rest.partition(",")[0]
-            if not path.endswith(".py") or not listed or path.startswith(("..", "/")):
+        for row in wheelrecord.rows(record):
+            if not row.path.endswith(".py") or not row.digest or row.path.startswith(("..", "/")):
                 continue
             try:
-                data = (self.root / path).read_bytes()
+                data = (self.root / row.path).read_bytes()
             except FileNotFoundError:
                 continue
             except OSError as error:
-                raise AuthoringError(f"cannot read {self.root / path}: {error.strerror or error}.") from None
-            if wheelrecord.digest(data, listed.partition("=")[0]) != listed:
-                changed.append(path)
+                raise AuthoringError(f"cannot read {self.root / row.path}: {error.strerror or error}.") from None
+            if not row.matches(data):
+                changed.append(row.path)
         return changed
 
     def module_of(self, path: str) -> str:

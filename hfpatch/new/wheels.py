@@ -76,7 +76,7 @@ class Wheel:
         except zipfile.BadZipFile as error:
             raise WheelError(f"{path} is not a valid wheel (not a zip archive: {error}).") from None
         self._names = set(self._zip.namelist())
-        self._record: dict[str, str] | None = None
+        self._record: dict[str, wheelrecord.Row] | None = None
 
     def __enter__(self) -> Wheel:
         return self
@@ -99,22 +99,16 @@ class Wheel:
             raise WheelError(
                 f"{self.path} is corrupt: cannot read {member} ({error}); delete it and fetch it again."
             ) from None
-        expected = self.record().get(member)
-        if expected and expected != wheelrecord.digest(data, expected.partition("=")[0]):
+        row = self.record().get(member)
+        if row is not None and not row.matches(data):
             raise WheelError(f"{self.path} is corrupt: {member} does not match the digest its RECORD lists.")
         return data
 
-    def record(self) -> dict[str, str]:
-        """RECORD's digest of each member that has one (`algorithm=urlsafe-base64`)."""
+    def record(self) -> dict[str, wheelrecord.Row]:
+        """RECORD's row of each member it lists."""
         if self._record is None:
-            self._record = {}
             text = self._read_plain(f"{self._dist_info()}/RECORD")
-            for line in text.splitlines():
-                # Paths with commas are quoted in RECORD (csv); the files hfpatch reads never have one.
-                path, _, rest = line.partition(",")
-                digest = rest.partition(",")[0]
-                if path and digest:
-                    self._record[path] = digest
+            self._record = {row.path: row for row in wheelrecord.rows(text)}
         return self._record
 
     def _dist_info(self) -> str:

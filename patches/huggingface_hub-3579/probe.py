@@ -2,13 +2,13 @@
 httpx, which huggingface_hub 1.x requires).
 
 A Hub error has to survive pickling to leave a worker process. In 1.1.0 to 1.1.5 HfHubHTTPError.__reduce_ex__ hands
-the message alone to a constructor whose `response` is keyword-only and required, so that unpickling raises
-TypeError; 1.1.6 rebuilds the error with a classmethod it adds. The probe makes the real hf_raise_for_status raise a
-RepositoryNotFoundError from a 404 response built in memory (no network), in a worker of a ProcessPoolExecutor (fork,
-where the platform has it): in 1.1.0 to 1.1.5 the parent cannot read the error back and the pool breaks
-(BrokenProcessPool). It also round-trips an HfHubHTTPError with a server message through pickle in this process. It
-prints one JSON line: ok, bug (the failure is the one the patch fixes), error_type, error, loader_file
-(huggingface_hub.errors as imported) and version.
+the message alone to a constructor whose `response` is keyword-only and required, so that unpickling raises TypeError
+(1.0.0 and 1.0.1 have no __reduce_ex__, and Exception's own drops `response` the same way); 1.1.6 rebuilds the error
+with a classmethod it adds. The probe makes the real hf_raise_for_status raise a RepositoryNotFoundError from a 404
+response built in memory (no network), in a worker of a ProcessPoolExecutor (fork, where the platform has it): in
+1.0.0 to 1.1.5 the parent cannot read the error back and the pool breaks (BrokenProcessPool). It also round-trips an
+HfHubHTTPError with a server message through pickle in this process. It prints one JSON line: ok, bug (the failure is
+the one the patch fixes), error_type, error, loader_file (huggingface_hub.errors as imported) and version.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 URL = "https://huggingface.co/api/models/hfpatch/probe-missing"
-# What unpickling an HfHubHTTPError raises in 1.1.0 to 1.1.5.
+# What unpickling an HfHubHTTPError raises in 1.0.0 to 1.1.5.
 UNPICKLING_FAILS = "missing 1 required keyword-only argument: 'response'"
 
 

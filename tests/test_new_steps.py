@@ -1,0 +1,176 @@
+"""`hfpatch new`'s steps, each alone: what was asked, which releases, their texts, the fix understood, the release
+table, the entry. The whole command is tested in test_new.py and test_sources.py; here each step's inputs and
+outputs, on the made-up releases of tests/wheelfactory.py (a --find-links directory, no network)."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from pathlib import Path
+
+import pytest
+import wheelfactory as factory
+from packaging.version import Version
+
+from hfpatch.errors import AuthoringError, UsageError
+from hfpatch.new import command, draft, reading, selection, wheels
+from hfpatch.new.assemble import Wanted, author
+from hfpatch.new.request import Request, ask
+
+V = Version
+LISTED = [V(release) for release in factory.RELEASES]
+
+
+@pytest.fixture(scope="module")
+def links(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("wheels")
+    factory.build(directory)
+    return directory
+
+
+def request(tmp_path: Path, *targets: str, **options: object) -> Request:
+    given = {"fixed_in": "2.0", **options}
+    return Request("madeup-total", targets or ("madeup:madeup.core:total",), catalog=str(tmp_path), **given)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------------- what was asked
+
+
+def test_what_was_asked_is_checked_into_versions_targets_and_the_entry_s_place(tmp_path: Path) -> None:
+    checked = ask(request(tmp_path, "madeup:madeup.core:total", since="1.0", releases=("0.7",)))
+    assert (checked.distribution, checked.fixed_in, checked.since, checked.named) == (
+        "madeup",
+        V("2.0"),
+        V("1.0"),
+        (V("0.7"),),
+    )
+    assert checked.targets is not None and checked.targets.modules == {"madeup.core": ("total",)}
+    assert checked.destination == tmp_path / "madeup-total"
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        pytest.param({"fixed_in": None}, "say where the fixed text is", id="no-source"),
+        pytest.param({"from_edits": "madeup"}, "--fixed-in and --from-edits", id="release-and-edit"),
+        pytest.param({"since": "2.1"}, "--since 2.1 is after --fixed-in 2.0", id="since-after-the-fix"),
+        pytest.param({"until": "two"}, "--until 'two' is not a version", id="not-a-version"),
+    ],
+)
+def test_what_cannot_be_asked_is_a_usage_error(tmp_path: Path, options: dict[str, object], says: str) -> None:
+    with pytest.raises(UsageError, match=says):
+        ask(request(tmp_path, **options))
+
+
+# ---------------------------------------------------------------------------------------- which releases
+
+
+OLDER = "0.7 0.8 0.9 1.0 1.1 1.2"
+
+
+@pytest.mark.parametrize(
+    ("options", "older", "newer", "candidates"),
+    [
+        pytest.param({}, OLDER, "2.0.1 2.1", f"{OLDER} 2.0 2.1", id="default"),
+        pytest.param({"since": "1.1"}, OLDER, "2.0.1 2.1", "1.1 1.2 2.0 2.1", id="since"),
+        pytest.param({"until": "2.0.1"}, OLDER, "2.0.1 2.1", f"{OLDER} 2.0 2.0.1", id="until"),
+        pytest.param({"all_releases": True}, OLDER, "2.0.1 2.1", f"{OLDER} 2.0 2.0.1 2.1", id="all"),
+        pytest.param({"pre": True}, OLDER, "2.0.1 2.1 2.2rc1", f"{OLDER} 2.0 2.2rc1", id="pre"),
+        pytest.param({"releases": ("2.0.1",)}, OLDER, "2.0.1 2.1", f"{OLDER} 2.0 2.0.1 2.1", id="named"),
+    ],
+)
+def test_which_releases_are_before_and_after_the_fix(
+    tmp_path: Path, options: dict[str, object], older: str, newer: str, candidates: str
+) -> None:
+    chosen = selection.select(ask(request(tmp_path, **options)), LISTED, "here")
+    assert [str(version) for version in chosen.older] == older.split()
+    assert [str(version) for version in chosen.newer] == newer.split()
+    assert [str(version) for version in chosen.candidates] == candidates.split()
+
+
+def test_a_build_is_read_against_the_release_it_says_it_is_and_a_fixed_in_that_is_none_names_the_nearest(
+    tmp_path: Path,
+) -> None:
+    build = ask(request(tmp_path, fixed_in=None, fixed_from=str(tmp_path / "b.whl")))
+    assert selection.select(build, LISTED, "here", build=V("1.1")).older[-1] == V("1.1")
+    assert selection.select(build, LISTED, "here", build=V("1.1+local")).older[-1] == V("1.1")
+    with pytest.raises(UsageError, match=r"--fixed-in 1\.5 is not a release of madeup in here \(the nearest: 1\.0"):
+        selection.select(ask(request(tmp_path, fixed_in="1.5")), LISTED, "here")
+    with pytest.raises(AuthoringError, match="no wheel of madeup in here"):
+        selection.select(ask(request(tmp_path)), [], "here")
+
+
+# ---------------------------------------------------------------------------- their texts, the fix understood
+
+
+def test_the_fix_is_read_against_the_release_before_it_and_the_walk_back_stops_at_the_first_without_it(
+    tmp_path: Path, links: Path
+) -> None:
+    wanted_asked = dataclasses.replace(ask(request(tmp_path)), find_links=links)
+    releases = command.releases_of(wanted_asked)
+    chosen = selection.select(wanted_asked, releases.versions(), releases.where)
+    texts = reading.Reading(releases)
+    fix_source = command.fix_of_release(wanted_asked, chosen, releases)
+    wanted = command.wanted_files(wanted_asked, fix_source, None)
+    assert wanted == [Wanted("madeup.core", factory.CORE, ("total",))]
+    chosen, fix = command.read_the_fix(wanted_asked, chosen, texts, fix_source, wanted, None)
+    assert (fix.label, fix.before, fix.texts) == (
+        "madeup 2.0",
+        "1.2",
+        {factory.CORE: factory.CORE_TEXTS["2.0"].encode()},
+    )
+    assert sorted(texts.texts) == ["1.2", "2.0"]
+    header = draft.header(wanted_asked, wanted, fix.label)
+    fixes, fix, modules = command.understand_the_fix(header, wanted, fix, texts, fix_source)
+    assert [change.key for change in fixes[0].changes] == ["total"]
+    assert modules == {}
+    reading.read_the_rest(texts, chosen, wanted_asked, fixes)
+    assert sorted(texts.texts, key=V) == ["0.8", "0.9", "1.0", "1.1", "1.2", "2.0", "2.1"], (
+        "0.8 lacks total: the walk stops"
+    )
+
+
+def test_a_released_wheel_given_as_the_build_moves_the_baseline_to_the_release_before_it(links: Path) -> None:
+    releases = wheels.FindLinks(links, "madeup")
+    texts = reading.Reading(releases, paths={factory.CORE})
+    texts.read([V("2.0")])
+    from hfpatch.new.sources import WheelSource
+
+    built = WheelSource(links / "madeup-2.0-py3-none-any.whl", "madeup")
+    chosen = selection.Selection((V("1.2"), V("2.0")), (), (V("1.2"), V("2.0")), ())
+    assert reading.made_on(texts, built, chosen).older == (V("1.2"),)
+    assert "1.2" in texts.texts
+
+
+# ------------------------------------------------------------------------------------ the table, the entry
+
+
+def test_the_table_is_shown_and_a_release_that_is_not_safe_stops_the_run(tmp_path: Path, links: Path) -> None:
+    wanted_asked = dataclasses.replace(ask(request(tmp_path)), find_links=links)
+    releases = command.releases_of(wanted_asked)
+    chosen = selection.select(wanted_asked, releases.versions(), releases.where)
+    texts = reading.Reading(releases)
+    fix_source = command.fix_of_release(wanted_asked, chosen, releases)
+    wanted = command.wanted_files(wanted_asked, fix_source, None)
+    chosen, fix = command.read_the_fix(wanted_asked, chosen, texts, fix_source, wanted, None)
+    header = draft.header(wanted_asked, wanted, fix.label)
+    fixes, fix, modules = command.understand_the_fix(header, wanted, fix, texts, fix_source)
+    reading.read_the_rest(texts, chosen, wanted_asked, fixes)
+    authoring = author(header, fixes, fix, texts.texts, texts.unavailable, modules)
+    out = io.StringIO()
+    with pytest.raises(AuthoringError, match="not safe to backport as it stands"):
+        command.show_table(out, wanted_asked, wanted, authoring, chosen, releases.where, fix.label)
+    assert "it is a function in madeup 2.0: add --target madeup:madeup.core:_clean" in out.getvalue()
+
+
+def test_the_entry_s_header_names_the_fix_where_no_title_or_upstream_is_given(tmp_path: Path) -> None:
+    given = ask(request(tmp_path))
+    wanted = [Wanted("madeup.core", factory.CORE, ("total",))]
+    header = draft.header(given, wanted, "madeup 2.0")
+    assert (header.title, header.upstream, header.url) == (
+        "total in madeup.core, as fixed in madeup 2.0",
+        "madeup-total",
+        "https://pypi.org/project/madeup/2.0/",
+    )
+    pulled = draft.header(dataclasses.replace(given, upstream="https://github.com/x/madeup/pull/7"), wanted, "-")
+    assert pulled.upstream == "x/madeup#7"
