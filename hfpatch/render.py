@@ -81,8 +81,7 @@ def _environment_text(
 ) -> None:
     assert result.environment is not None
     roots = sorted({found.root for found in result.environment.installations}, key=lambda root: -len(str(root)))
-    for line in heading_lines(result):
-        print(line, file=out)
+    _print(heading(result), out)
     for outcome in shown:
         _print(f"  {outcome.patch.id}: {label(outcome)}: {_within(outcome.message, roots)}", out)
         for note in outcome.notes:
@@ -202,16 +201,6 @@ def vex_document(result: EnvironmentResult, request: advisory_render.VexRequest,
 def label(outcome: Outcome) -> str:
     """The condition where nothing was done, else what was done: one word that the sentence does not repeat."""
     return outcome.condition.value if outcome.action.changed_nothing else outcome.action.value
-
-
-def heading_lines(result: EnvironmentResult) -> list[str]:
-    """The heading on one line, or where that is longer than WIDTH, the interpreter and then each directory."""
-    one = heading(result)
-    if len(one) <= WIDTH:
-        return [one]
-    assert result.environment is not None
-    python = result.environment.python
-    return [f"{python.executable} [Python {python.version}]", *(f"  {part}" for part in _lying(result))]
 
 
 def _lying(result: EnvironmentResult) -> list[str]:

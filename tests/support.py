@@ -39,9 +39,35 @@ class Completed:
     out: str
     err: str
 
+    @property
+    def flat(self) -> str:
+        """stdout with every run of whitespace one space: a sentence as a test reads it, wherever hfpatch's text
+        broke its line (it wraps lines longer than 120 characters between words)."""
+        return " ".join(self.out.split())
+
+    @property
+    def lines(self) -> list[str]:
+        """stdout's lines as hfpatch meant them: a line it broke at 120 characters (the further lines indented four
+        more than the first) joined again with one space."""
+        joined: list[str] = []
+        indent = previous = 0
+        for line in self.out.splitlines():
+            own = len(line) - len(line.lstrip(" "))
+            rest = line.strip()
+            # The first word hfpatch would not break: a command in backticks is one.
+            close = rest.find("`", 1) if rest.startswith("`") else -1
+            first = rest[: close + 1] + rest[close + 1 :].split(" ", 1)[0] if close > 0 else rest.split(" ", 1)[0]
+            if joined and own == indent + 4 and previous + 1 + len(first) > 120:  # where hfpatch broke it
+                joined[-1] += " " + line.strip()
+            else:
+                joined.append(line)
+                indent = own
+            previous = len(line)
+        return joined
+
     def label(self, patch_id: str) -> str:
         """The label hfpatch printed for the patch (`  <id>: <label>: <sentence>`): a condition, or what it did."""
-        (line,) = [line for line in self.out.splitlines() if line.strip().startswith(f"{patch_id}:")]
+        (line,) = [line for line in self.lines if line.strip().startswith(f"{patch_id}:")]
         return line.split(":")[1].strip()
 
     def document(self) -> dict[str, Any]:

@@ -296,7 +296,7 @@ def result(done: Completed) -> tuple[str, str]:
     """Label and sentence of the one result line; a patch's refusal is its result, on stdout, none on stderr."""
     assert done.err == "", done.err
     prefix = f"  {PATCH_ID}: "
-    (line,) = [line for line in done.out.splitlines() if line.startswith(prefix)]
+    (line,) = [line for line in done.lines if line.startswith(prefix)]
     label, sentence = line[len(prefix) :].split(": ", 1)
     return label, sentence
 

@@ -42,7 +42,7 @@ def result(done: Completed) -> tuple[str, str]:
     results go to stdout only, and the sentence does not say its label again."""
     assert done.err == "", done.err
     prefix = f"  {PATCH_ID}: "
-    (line,) = [line for line in done.out.splitlines() if line.startswith(prefix)]
+    (line,) = [line for line in done.lines if line.startswith(prefix)]
     label, sentence = line[len(prefix) :].split(": ", 1)
     words = " ".join(word for word in sentence.lower().split() if "/" not in word)  # paths may hold any word
     assert label not in words and label.replace("-", " ") not in words, line
@@ -156,7 +156,7 @@ def test_an_apply_under_a_misspelt_distribution_is_finished_and_reverted_once_th
     entry.write_text(right, encoding="utf-8")
     checked = site.run("check")
     assert (checked.code, result(checked)[0]) == (1, "incomplete"), checked.out
-    assert "RECORD does not match the file; run `hfpatch apply --patch toypkg-1` to finish" in checked.out
+    assert "RECORD does not match the file; run `hfpatch apply --patch toypkg-1` to finish" in checked.flat
     assert site.run("apply").code == 0
     assert site.run("check").code == 0
     reverted = site.run("revert")
@@ -532,7 +532,7 @@ def test_main_in_process_acts_on_the_interpreter_given_with_python(
 ) -> None:
     check = in_process(site, monkeypatch, capsys, "check")
     assert check.code == 1
-    assert check.out.splitlines()[0] == f"{sys.executable} [Python {sys.version.split()[0]}]: toypkg 1.0 in {site.root}"
+    assert check.lines[0] == f"{sys.executable} [Python {sys.version.split()[0]}]: toypkg 1.0 in {site.root}"
     assert result(check)[0] == "needs-patch"
     apply = in_process(site, monkeypatch, capsys, "apply")
     assert (apply.code, result(apply)[0]) == (0, "patched")
