@@ -380,8 +380,10 @@ def _run(args: argparse.Namespace) -> int:
     scanner, vex = _scanner_output(args)
     register = advisory.load(catalog.catalog_dirs(catalogs)) if args.command == "check" else None
     command = Command.CHECK if listing else Command(args.command)
+    # The patches hfpatch's state holds that no catalog given has: looked for unless --patch narrows the run.
+    known = None if args.patch_ids else set(entries)
     results = commands.run(
-        command, args.pythons, patches, options, advice_for, require_installed=not listing, known=set(entries)
+        command, args.pythons, patches, options, advice_for, require_installed=not listing, known=known
     )
     if register is not None:
 
