@@ -647,7 +647,14 @@ def _apply(mutant: Mutant, copy: Path) -> bool:
     if text.count(mutant.old) != 1:
         return False
     path.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
+    _compile(copy)
     return True
+
+
+def _compile(copy: Path) -> None:
+    """Bytecode for the copy of hfpatch, once: where PYTHONDONTWRITEBYTECODE is set, each of the thousands of
+    hfpatch processes a run starts would compile it from source again."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(copy / "hfpatch")], check=True, capture_output=True)
 
 
 # ------------------------------------------------------------------------------------------ running the suite
@@ -722,6 +729,7 @@ def _record(copy: Path) -> tuple[Run, Reach]:
     scratch = copy.parent / "coverage"
     scratch.mkdir(mode=0o1777)
     scratch.chmod(0o1777)  # hfpatch runs as another user too (tests/test_ownership.py)
+    _compile(copy)
     config = scratch / "coveragerc"
     config.write_text(_COVERAGE_CONFIG.format(data=scratch / "data"), encoding="utf-8")
     durations = scratch / "durations.jsonl"
