@@ -98,8 +98,8 @@ MUTANTS = [
         "four-arguments-need-the-patch",
         "a form the fix must not be applied to is not applicable",
         "hfpatch/classify.py",
-        "        return TargetVerdict(target, form.verdict, _form_detail(target, form))\n",
-        "        return TargetVerdict(target, Verdict.NEEDS_PATCH if form.verdict is Verdict.NOT_APPLICABLE"
+        "        return TargetClassification(target, form.verdict, _form_detail(target, form))\n",
+        "        return TargetClassification(target, Verdict.NEEDS_PATCH if form.verdict is Verdict.NOT_APPLICABLE"
         " else form.verdict, _form_detail(target, form))\n",
     ),
     Mutant(
@@ -273,7 +273,7 @@ MUTANTS = [
     Mutant(
         "walk-back-stops-at-a-release-without-a-wheel",
         "the walk back goes on past a release that has no wheel",
-        "hfpatch/new/command.py",
+        "hfpatch/new/reading.py",
         "            if key in reading.texts and not _defines_any(reading.texts[key], keys, key):\n",
         "            if not _defines_any(reading.texts.get(key, {}), keys, key):\n",
     ),
@@ -510,7 +510,7 @@ MUTANTS = [
     Mutant(
         "force-writes-the-skeleton-over-the-probe",
         "new --force keeps the author's probe",
-        "hfpatch/new/command.py",
+        "hfpatch/new/draft.py",
         "            return patch._replace(about=(*patch.about, skeleton.ABOUT)), None\n        return patch, None\n",
         "            return patch._replace(about=(*patch.about, skeleton.ABOUT)), None\n"
         "        return patch, skeleton.skeleton(patch)\n",

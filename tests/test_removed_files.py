@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import Site, line_in_record, record_line, sha256, write_files
+from support import Site, in_process, line_in_record, record_line, sha256, write_files
 
 from hfpatch import entry
 from hfpatch.entry import EMPTY_SHA256, FileShape
@@ -167,3 +167,99 @@ def test_a_script_edited_since_its_release_is_refused_and_left_as_it_is(tmp_path
     assert "toypkg/convert_a.py is none of the files the releases 1.0 to 1.1 shipped" in applied.out + applied.err
     assert toy.file.read_bytes().endswith(b"# edited\n")
     assert (toy.root / "toypkg" / "convert_b.py").read_bytes() == SCRIPTS["toypkg/convert_b.py"]
+
+
+# ------------------------------------------------------------------------------- hfpatch new --remove
+
+
+def _script_wheels(directory: Path, *, fixed_ships: bool = False) -> Path:
+    import wheelfactory as factory
+
+    directory.mkdir()
+    init = {"toypkg/__init__.py": b'"""toypkg."""\n'}
+    a_11 = SCRIPTS["toypkg/convert_a.py"] + b"# 1.1\n"
+    factory.write_wheel(directory, "0.9", init, name="toypkg")
+    factory.write_wheel(directory, "1.0", {**init, **SCRIPTS}, name="toypkg")
+    factory.write_wheel(directory, "1.1", {**init, "toypkg/convert_a.py": a_11}, name="toypkg")
+    later = {"toypkg/convert_b.py": SCRIPTS["toypkg/convert_b.py"]} if fixed_ships else {}
+    factory.write_wheel(directory, "2.0", {**init, **later}, name="toypkg")
+    return directory
+
+
+def test_new_writes_an_entry_of_every_form_of_the_files_the_fixed_release_no_longer_ships(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    links = _script_wheels(tmp_path / "wheels")
+    argv = ["new", PATCH_ID, "--remove", "toypkg:toypkg/convert_*.py", "--fixed-in", "2.0"]
+    done = in_process([*argv, "--find-links", str(links), "--catalog", str(tmp_path / "catalog")], capsys)
+    assert done.code == 0, done.out + done.err
+    assert "\n".join(done.out.splitlines()[3:8]) == (
+        "release  files  verdict\n0.9      0      absent\n1.0      2      needs-patch\n1.1      1      needs-patch\n"
+        "2.0      0      fixed"
+    ), done.out
+    patch = entry.load(tmp_path / "catalog" / PATCH_ID)
+    a, b = patch.files
+    assert (a.file, a.shape, b.file, b.shape) == (
+        "toypkg/convert_a.py",
+        FileShape.REMOVE,
+        "toypkg/convert_b.py",
+        FileShape.REMOVE,
+    )
+    assert [(known.sha256, known.releases) for known in a.known_files] == [
+        (sha256(SCRIPTS["toypkg/convert_a.py"]), ("1.0",)),
+        (sha256(SCRIPTS["toypkg/convert_a.py"] + b"# 1.1\n"), ("1.1",)),
+    ]
+    assert [(known.sha256, known.releases) for known in b.known_files] == [
+        (sha256(SCRIPTS["toypkg/convert_b.py"]), ("1.0",))
+    ]
+    assert json.loads((tmp_path / "catalog" / PATCH_ID / "patch.json").read_text())["schema"] == 4
+    assert patch.releases_read == ("0.9", "2.0")
+    from hfpatch import classify
+    from hfpatch.entry import Verdict
+
+    for release, text in (
+        ("1.0", SCRIPTS["toypkg/convert_a.py"]),
+        ("1.1", SCRIPTS["toypkg/convert_a.py"] + b"# 1.1\n"),
+    ):
+        assert classify.identify(text, patch, a, release).verdict is Verdict.NEEDS_PATCH
+    assert classify.identify(b"", patch, a, "1.0").verdict is Verdict.FIXED
+
+
+def test_new_leaves_out_a_file_the_fixed_release_still_ships(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    links = _script_wheels(tmp_path / "wheels", fixed_ships=True)
+    argv = ["new", PATCH_ID, "--remove", "toypkg:toypkg/convert_*.py", "--fixed-in", "2.0"]
+    done = in_process([*argv, "--find-links", str(links), "--catalog", str(tmp_path / "catalog")], capsys)
+    assert done.code == 0, done.out + done.err
+    assert (
+        "note: 2.0 still ships 1 file the pattern matches (toypkg/convert_b.py, ...): not removed upstream" in done.out
+    )
+    assert [file.file for file in entry.load(tmp_path / "catalog" / PATCH_ID).files] == ["toypkg/convert_a.py"]
+    only = ["new", "other", "--remove", "toypkg:toypkg/convert_b.py", "--fixed-in", "2.0"]
+    refused = in_process([*only, "--find-links", str(links), "--catalog", str(tmp_path / "catalog")], capsys)
+    assert refused.code == 2
+    assert refused.err == (
+        "hfpatch: error: no file the pattern matches is gone from 2.0: each release read before it ships none, or 2.0 "
+        "ships it still; nothing written.\n"
+    )
+    assert not (tmp_path / "catalog" / "other").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        pytest.param(["--remove", "toypkg"], "--remove 'toypkg' is not DIST:PATTERN", id="no-pattern"),
+        pytest.param(["--remove", "toypkg:x/*.py"], "--remove needs --fixed-in VERSION", id="no-fixed-in"),
+        pytest.param(
+            ["--remove", "toypkg:x/*.py", "--fixed-in", "2.0", "--target", "toypkg:toypkg.core"],
+            "--remove and --target: an entry that removes files has no other fix.",
+            id="and-a-target",
+        ),
+    ],
+)
+def test_new_remove_s_usage_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], says: str
+) -> None:
+    done = in_process(["new", PATCH_ID, *argv, "--catalog", str(tmp_path / "catalog")], capsys)
+    assert done.code == 2 and says in done.err, done.err
