@@ -130,6 +130,8 @@ where the fixed text comes from: one of
   --fixed-from P   a wheel or a source tree P (an unreleased build); with
                    --fixed-in V too, V is the release with the fix upstream
   --from-edits D   the files you edited in the installed distribution D
+  --remove D:P     no fix but removal: the files P (a path pattern) of D that
+                   --fixed-in no longer ships; apply empties each (schema 4)
 
 which releases are read:
   by default, --fixed-in, the newest release, and every release before
@@ -209,6 +211,13 @@ def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_optio
     )
     parser.add_argument("--pre", action="store_true", help="count pre-releases")
     parser.add_argument("--force", action="store_true", help="replace an existing DIR/PATCH_ID")
+    parser.add_argument(
+        "--remove",
+        metavar="DIST:PATTERN",
+        help="instead of --target: the files (a path pattern inside the wheel, e.g. "
+        "transformers:transformers/models/*/convert_*.py) that --fixed-in no longer ships; apply empties each, "
+        "keeping its original",
+    )
 
 
 def _verbose_option(parser: argparse.ArgumentParser, also: str = "") -> None:
@@ -518,4 +527,5 @@ def new_request(args: argparse.Namespace) -> Request:
         releases=tuple(args.releases),
         pre=args.pre,
         force=args.force,
+        remove=args.remove,
     )

@@ -17,7 +17,9 @@ parses JSON in C, an order of magnitude faster than tomllib parses the same data
 `write` puts a whole entry's directory in place (patch.json, the fixed texts, a probe), or nothing.
 
 Schema 3 (hfpatch 0.3) holds a list of files; schema 2 (hfpatch 0.2: one file, definitions digested dedented) is
-still read, as one file.
+still read, as one file. Schema 4 adds a file's shape: "edit" (its statements, as in schema 3) or "remove" (the
+file's code taken out: each release's file known by digest, and emptied by apply, its original kept as every
+original is). An entry is written in the oldest schema that holds it, so the entries of schema 3 stay byte for byte.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ from typing import Any, NamedTuple
 from hfpatch import versions
 from hfpatch.errors import AuthoringError, CatalogError, UsageError
 
-SCHEMA = 3
-READS = (2, 3)
+SCHEMA = 4
+READS = (2, 3, 4)
 ENTRY = "patch.json"
 # What hfpatch 0.1 wrote: TOML, schema 1 (python -m hfpatch.migrate converts it).
 OLD_ENTRY = "patch.toml"
@@ -55,6 +57,17 @@ class Verdict(enum.Enum):
     NEEDS_PATCH = "needs-patch"
     FIXED = "fixed"
     NOT_APPLICABLE = "not-applicable"
+
+
+class FileShape(enum.Enum):
+    """What a patch does to a file: edits its statements, or removes its code (the fixed release has no such file)."""
+
+    EDIT = "edit"
+    REMOVE = "remove"
+
+
+# What a removed file holds once the patch is applied: nothing (the digest of no bytes).
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
 class Form(NamedTuple):
@@ -126,9 +139,12 @@ class PatchFile(NamedTuple):
     file: str
     targets: tuple[Target, ...]
     known_files: tuple[KnownFile, ...] = ()
+    shape: FileShape = FileShape.EDIT
 
     @property
     def target_names(self) -> str:
+        if self.shape is FileShape.REMOVE:
+            return f"the code of {self.file}"
         return ", ".join(target.name for target in self.targets)
 
     def known_file(self, digest: str) -> KnownFile | None:
@@ -232,7 +248,7 @@ _HEADER = frozenset(
     {"schema", "about", "id", "title", "upstream", "url", "distribution", "fixed_in", "first_defined_in"}
     | {"probe", "transform", "advisories", "releases_read"}
 )
-_FILE = frozenset({"module", "file", "targets", "known_files"})
+_FILE = frozenset({"module", "file", "targets", "known_files", "shape"})
 # The keys each object may have: a misspelt one ("Probe") is refused, never read as absent.
 _KEYS = {
     "the entry": _HEADER | {"files"},
@@ -257,7 +273,7 @@ def _patch(data: Mapping[str, Any], directory: Path, whole: bool = True) -> Patc
     schema = data.get("schema")
     if type(schema) is not int or schema not in READS:
         newer = " (a newer hfpatch wrote it? upgrade hfpatch)" if type(schema) is int and schema > SCHEMA else ""
-        reads = " or ".join(map(str, READS))
+        reads = f"{', '.join(map(str, READS[:-1]))} or {READS[-1]}"
         raise ValueError(f"schema must be {SCHEMA} (this hfpatch reads schema {reads}), not {schema!r}{newer}")
     legacy = schema == 2
     _known_keys(data, "the entry (schema 2)" if legacy else "the entry")
@@ -271,6 +287,8 @@ def _patch(data: Mapping[str, Any], directory: Path, whole: bool = True) -> Patc
         files: tuple[PatchFile, ...] = (_file(data, directory, legacy=True, whole=whole),)
     else:
         files = tuple(_file(item, directory, legacy=False, whole=whole) for item in _objects(data, "files"))
+    if schema < 4 and any(file.shape is not FileShape.EDIT for file in files):
+        raise ValueError(f"a file's shape needs schema 4, and the entry is schema {schema}")
     if not files:
         raise ValueError("it names no files")
     if len({file.file for file in files}) != len(files):
@@ -305,8 +323,11 @@ def _file(data: Mapping[str, Any], directory: Path, *, legacy: bool, whole: bool
     file = _string(data, "file")
     if file.startswith("/") or ".." in file.split("/") or not file.endswith(".py"):
         raise ValueError(f"file {file!r} must be a .py path relative to site-packages")
+    shape = _shape(data, file)
     if not whole:
-        return PatchFile(module, file, ())
+        return PatchFile(module, file, (), shape=shape)
+    if shape is FileShape.REMOVE:
+        return _removed_file(data, module, file)
     targets = tuple(_target(item, directory, legacy) for item in _objects(data, "targets"))
     if not targets:
         raise ValueError(f"it names no targets in {file}")
@@ -319,6 +340,30 @@ def _file(data: Mapping[str, Any], directory: Path, *, legacy: bool, whole: bool
         raise ValueError(f"a target is named twice in {file}")
     known = tuple(_known_file(item) for item in _objects(data, "known_files"))
     return PatchFile(module, file, targets, known)
+
+
+def _shape(data: Mapping[str, Any], file: str) -> FileShape:
+    value = data.get("shape", FileShape.EDIT.value)
+    try:
+        return FileShape(value)
+    except ValueError:
+        shapes = " or ".join(repr(shape.value) for shape in FileShape)
+        raise ValueError(f"the shape of {file} must be {shapes}, not {value!r}") from None
+
+
+def _removed_file(data: Mapping[str, Any], module: str, file: str) -> PatchFile:
+    """A file whose code the patch takes out: no targets; every release's file known by digest, each needing the
+    patch, which makes it empty."""
+    if "targets" in data:
+        raise ValueError(f"{file} is removed: it has no targets")
+    known = tuple(_known_file(item) for item in _objects(data, "known_files"))
+    if not known:
+        raise ValueError(f"{file} is removed: its known_files name each released form of it")
+    for item in known:
+        if item.verdict is not Verdict.NEEDS_PATCH or item.patched_sha256 not in (None, EMPTY_SHA256):
+            raise ValueError(f"{file} is removed: each known file needs the patch, which empties it")
+    known = tuple(item._replace(patched_sha256=EMPTY_SHA256) for item in known)
+    return PatchFile(module, file, (), known, FileShape.REMOVE)
 
 
 def _next_of_scope(targets: Sequence[Target], index: int) -> str | None:
@@ -545,8 +590,11 @@ def render(patch: Patch) -> str:
     target with a fixed text must have its place (with_fixed_files). An entry of schema 2 (digested as hfpatch 0.2
     digested, such as one `python -m hfpatch.migrate` converts) is written in schema 2."""
     assert patch.whole, f"{patch.id} was read as its header only"
-    legacy = all(target.legacy for file in patch.files for target in file.targets)
-    entry: dict[str, object] = {"schema": 2 if legacy else SCHEMA}
+    legacy = all(target.legacy for file in patch.files for target in file.targets) and all(
+        file.shape is FileShape.EDIT for file in patch.files
+    )
+    shaped = any(file.shape is not FileShape.EDIT for file in patch.files)
+    entry: dict[str, object] = {"schema": 2 if legacy else SCHEMA if shaped else 3}
     if patch.about:
         entry["about"] = list(patch.about)
     for key in ("id", "title", "upstream", "url", "distribution"):
@@ -575,10 +623,13 @@ def render(patch: Patch) -> str:
 
 def _render_file(patch: Patch, file: PatchFile) -> dict[str, object]:
     fixed_file = next((known.sha256 for known in file.known_files if patch.fixed_in in known.releases), None)
+    shape: dict[str, object] = {} if file.shape is FileShape.EDIT else {"shape": file.shape.value}
+    targets = {} if file.shape is FileShape.REMOVE else {"targets": [_render_target(target) for target in file.targets]}
     return {
         "module": file.module,
         "file": file.file,
-        "targets": [_render_target(target) for target in file.targets],
+        **shape,
+        **targets,
         "known_files": [
             {
                 "sha256": known.sha256,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hfpatch import bytecode, files, state, wheelrecord
-from hfpatch.entry import Patch, PatchFile
+from hfpatch.entry import FileShape, Patch, PatchFile
 from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, StateError
 
@@ -109,7 +109,19 @@ def gather(patch: Patch, python: Python, installation: Installation | None) -> F
         for file in patch.files
     )
     gathered = tuple(file._replace(interrupted=interrupted.get(file.file, ())) for file in gathered)
-    return found._replace(state=saved, files=gathered)
+    return found._replace(state=saved, files=_without_removed_files_absent(gathered))
+
+
+def _without_removed_files_absent(gathered: tuple[FileFacts, ...]) -> tuple[FileFacts, ...]:
+    """A file the patch removes that this release never had (RECORD does not list it, hfpatch holds no state of it)
+    is as the fix wants it: only the others are acted on. Where the release has none of them, all stay, and the
+    release is one the patch is not for."""
+    present = tuple(
+        file
+        for file in gathered
+        if not (file.patch_file.shape is FileShape.REMOVE and file.missing and file.unlisted and file.state is None)
+    )
+    return present or gathered
 
 
 def _others(root: Path, patch: Patch) -> tuple[dict[str, tuple[Interrupted, ...]], dict[str, state.FileState]]:

@@ -22,7 +22,7 @@ import libcst
 
 from hfpatch import statements
 from hfpatch.classify import digest_of, unit_of
-from hfpatch.entry import Patch, PatchFile, Target, Verdict, text_sha256
+from hfpatch.entry import FileShape, Patch, PatchFile, Target, Verdict, text_sha256
 from hfpatch.errors import UnexpectedCode
 
 Transform = Callable[[libcst.Module, str], libcst.Module]
@@ -102,7 +102,10 @@ class _Edit:
 
 
 def patched(source: bytes, patch: Patch, file: PatchFile) -> bytes:
-    """The file with the patch applied; raises UnexpectedCode unless every target comes out exactly fixed."""
+    """The file with the patch applied; raises UnexpectedCode unless every target comes out exactly fixed. A file
+    the patch removes comes out empty (its original is kept, as every file's is)."""
+    if file.shape is FileShape.REMOVE:
+        return b""
     parsed = statements.parse(source, file.file)
     transform = _custom_transform(patch)
     edits: list[_Edit] = []

@@ -248,9 +248,9 @@ KNOWN_FILES_AT = ("files", 0, "known_files")
 @pytest.mark.parametrize(
     ("where", "value", "says"),
     [
-        pytest.param(("schema",), 1, "schema must be 3 (this hfpatch reads schema 2 or 3), not 1.", id="schema-1"),
-        pytest.param(("schema",), 4, "not 4 (a newer hfpatch wrote it? upgrade hfpatch)", id="schema-4"),
-        pytest.param(("schema",), DROP, "schema must be 3", id="no-schema"),
+        pytest.param(("schema",), 1, "schema must be 4 (this hfpatch reads schema 2, 3 or 4), not 1.", id="schema-1"),
+        pytest.param(("schema",), 5, "not 5 (a newer hfpatch wrote it? upgrade hfpatch)", id="schema-5"),
+        pytest.param(("schema",), DROP, "schema must be 4", id="no-schema"),
         pytest.param(("id",), "team-2", "name its directory ('team-1')", id="id-not-its-directory"),
         pytest.param(("id",), "Team 1", "lowercase", id="id-not-lowercase"),
         pytest.param((*FILE_AT, "file"), "../teampkg/core.py", "relative", id="file-dotdot"),
@@ -352,7 +352,7 @@ KNOWN_FILES_AT = ("files", 0, "known_files")
             "missing 'verdict'",
             id="known-file-no-verdict",
         ),
-        pytest.param(("schema",), 3.0, "schema must be 3", id="schema-a-float"),
+        pytest.param(("schema",), 3.0, "schema must be 4", id="schema-a-float"),
         pytest.param(("Probe",), "probe.py", "the entry has an unknown key 'Probe'", id="unknown-key"),
         pytest.param((*TARGET_AT, "insert_if_abset"), True, "a target has an unknown key", id="unknown-target-key"),
         pytest.param(

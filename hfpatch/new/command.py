@@ -7,6 +7,7 @@ entry's directory is written by `hfpatch.entry.write`, which puts it in place on
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,9 +20,9 @@ from hfpatch import catalog, entry
 from hfpatch.entry import Patch, release_span
 from hfpatch.environment import resolve_python
 from hfpatch.errors import AuthoringError, HfpatchError, UsageError
-from hfpatch.new import adoption, draft, skeleton, sources, wheels
+from hfpatch.new import adoption, draft, removal, skeleton, sources, wheels
 from hfpatch.new.assemble import Authoring, Fixed, Missing, Wanted, author, dependencies, understand
-from hfpatch.new.judge import FileFix, Judged
+from hfpatch.new.judge import FileFix, TableVerdict
 from hfpatch.new.progress import Progress
 from hfpatch.new.reading import Reading, made_on, read_the_rest
 from hfpatch.new.request import Asked, Request, ask
@@ -40,6 +41,8 @@ class Origin:
 def run(request: Request, out: TextIO) -> int:
     """`hfpatch new`; raises HfpatchError (exit 2, nothing written) where it cannot write the entry."""
     asked = ask(request)
+    if asked.remove is not None:
+        return run_removal(asked, out)
     origin = origin_of(asked)
     releases = releases_of(asked)
     # Listing the releases through pip takes seconds: say what is under way before it starts.
@@ -70,6 +73,36 @@ def run(request: Request, out: TextIO) -> int:
     say_written(out, asked, patch, written, probe is not None)
     if origin.edits is not None:
         adoption.adopt(entry.load(written), origin.edits, reading.texts[str(origin.edits.version)], out)
+    return 0
+
+
+def run_removal(asked: Asked, out: TextIO) -> int:
+    """`hfpatch new --remove`: which releases -> the files each ships -> the table -> the entry -> written."""
+    assert asked.remove is not None and asked.fixed_in is not None
+    releases = releases_of(asked)
+    print(f"listing the releases of {asked.distribution} in {releases.where}", file=out, flush=True)
+    selection = select(asked, releases.versions(), releases.where)
+    print(_reading_line(asked, selection, releases), file=out, flush=True)
+    found = removal.read_back(releases, selection, asked, asked.remove)
+    files = removal.removed_files(found, str(asked.fixed_in))
+    print(f"{asked.distribution} {asked.remove}, {len(found)} releases from {releases.where}:", file=out)
+    print(removal.table(found, str(asked.fixed_in), files), file=out)
+    kept = sorted(removal.still_shipped(found, str(asked.fixed_in)))
+    if kept:
+        print(
+            f"note: {asked.fixed_in} still ships {_count(len(kept), 'file')} the pattern matches ({kept[0]}, ...): "
+            "not removed upstream, left out",
+            file=out,
+        )
+    title = asked.title or f"the files {asked.remove}, which {asked.distribution} {asked.fixed_in} no longer ships"
+    header = draft.header(dataclasses.replace(asked, title=title), [Wanted(files[0].module, files[0].file, None)], "")
+    patch = removal.patch_of(header, files, found, asked.remove)._replace(directory=asked.destination)
+    previous = draft.previous_of(asked.destination) if asked.force else None
+    if previous is not None:
+        patch = patch._replace(probe=previous.probe, advisories=previous.advisories)
+    written = entry.write(asked.catalog, patch, force=asked.force, previous=previous)
+    print(f"wrote {written} ({_count(len(files), 'file')} removed, schema {entry.SCHEMA})", file=out)
+    _overlaps(asked.catalog, out)
     return 0
 
 
@@ -257,7 +290,7 @@ def _missing(distribution: str, item: Missing, fix_label: str) -> str:
 
 def _shown_notes(authoring: Authoring, versions: Sequence[Version]) -> list[str]:
     """The core's notes, less the one about releases older than those read where there is none."""
-    read = [row.release for row in authoring.rows if row.verdict is not Judged.SKIPPED]
+    read = [row.release for row in authoring.rows if row.verdict is not TableVerdict.SKIPPED]
     first = str(versions[0]) if versions else None
     return [
         note

@@ -49,7 +49,7 @@ class Op(enum.Enum):
     DELETE = "delete"
 
 
-class Judged(enum.Enum):
+class TableVerdict(enum.Enum):
     """What a release comes to for the fix: the table's verdict column."""
 
     NEEDS_PATCH = "needs-patch"
@@ -66,12 +66,12 @@ class Judged(enum.Enum):
 
 
 _ENTRY_VERDICT = {
-    Judged.NEEDS_PATCH: Verdict.NEEDS_PATCH,
-    Judged.FIXED: Verdict.FIXED,
-    Judged.NOT_APPLICABLE: Verdict.NOT_APPLICABLE,
-    Judged.ABSENT: None,
-    Judged.NOT_SAFE: None,
-    Judged.SKIPPED: None,
+    TableVerdict.NEEDS_PATCH: Verdict.NEEDS_PATCH,
+    TableVerdict.FIXED: Verdict.FIXED,
+    TableVerdict.NOT_APPLICABLE: Verdict.NOT_APPLICABLE,
+    TableVerdict.ABSENT: None,
+    TableVerdict.NOT_SAFE: None,
+    TableVerdict.SKIPPED: None,
 }
 
 
@@ -103,7 +103,7 @@ class FileFix:
     whole: bool = False  # --target DIST:MODULE
 
 
-class Status(enum.Enum):
+class Standing(enum.Enum):
     ABSENT = "absent"
     FIXED = "fixed"
     NEEDS = "needs-patch"
@@ -114,16 +114,16 @@ class Status(enum.Enum):
 class Judgement:
     """One target in one release."""
 
-    status: Status
+    status: Standing
     unit: statements.Unit | None = None
     reason: str = ""
 
 
 @dataclass(frozen=True)
-class FileVerdict:
+class FileJudgement:
     """One file in one release: its verdict, why, and each target's judgement; the patched text where it needs."""
 
-    kind: Judged
+    kind: TableVerdict
     reason: str
     judged: Mapping[str, Judgement] = field(default_factory=dict)
     patched: bytes | None = None
@@ -323,20 +323,20 @@ def judge(change: Change, source: statements.SourceFile, release: str, fixed_in:
     """One target in one release's file."""
     unit = statements.find(source, change.key)
     if unit is None:
-        return Judgement(Status.ABSENT)
+        return Judgement(Standing.ABSENT)
     if change.op is Op.DELETE:
         if fixed_in is not None and versions.is_at_least(release, fixed_in):
-            return Judgement(Status.FIXED, unit, "a later form of the fixed code")
-        return Judgement(Status.NEEDS, unit, f"the fix removes {change.key}")
+            return Judgement(Standing.FIXED, unit, "a later form of the fixed code")
+        return Judgement(Standing.NEEDS, unit, f"the fix removes {change.key}")
     if unit.text == change.text:
-        return Judgement(Status.FIXED, unit)
+        return Judgement(Standing.FIXED, unit)
     if fixed_in is not None and versions.is_at_least(release, fixed_in):
         # Upstream kept changing the code after it fixed it: a later form has the fix, whatever its text.
-        return Judgement(Status.FIXED, unit, "a later form of the fixed code")
+        return Judgement(Standing.FIXED, unit, "a later form of the fixed code")
     if unit.kind != change.kind:
-        return Judgement(Status.NOT_APPLICABLE, unit, f"{change.key} is a {unit.kind} here, not a {change.kind}")
+        return Judgement(Standing.NOT_APPLICABLE, unit, f"{change.key} is a {unit.kind} here, not a {change.kind}")
     if unit.indent != statements.find_indent(change.text):
-        return Judgement(Status.NOT_APPLICABLE, unit, f"{change.key} is indented otherwise here")
+        return Judgement(Standing.NOT_APPLICABLE, unit, f"{change.key} is indented otherwise here")
     reason = changed_lines(unit.text, change.text)
     if unit.kind == statements.FUNCTION:
         assert isinstance(unit.node, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -344,13 +344,13 @@ def judge(change: Change, source: statements.SourceFile, release: str, fixed_in:
         old, new = signature(unit.node), signature(change.node)
         if old != new and not accepts_every_call_of(change.node, unit.node):
             reason = f"signature {old} where the fix has {new}: the fix would break its callers"
-            return Judgement(Status.NOT_APPLICABLE, unit, reason)
+            return Judgement(Standing.NOT_APPLICABLE, unit, reason)
         if old != new:
             return Judgement(
-                Status.NEEDS, unit, f"signature {old} where the fix has {new}, which takes every call of it; {reason}"
+                Standing.NEEDS, unit, f"signature {old} where the fix has {new}, which takes every call of it; {reason}"
             )
-        return Judgement(Status.NEEDS, unit, f"same signature as the fix; {reason}")
-    return Judgement(Status.NEEDS, unit, reason)
+        return Judgement(Standing.NEEDS, unit, f"same signature as the fix; {reason}")
+    return Judgement(Standing.NEEDS, unit, reason)
 
 
 def changed_lines(old_text: str, new_text: str) -> str:
@@ -643,7 +643,7 @@ def draft_file(fix: FileFix, judged: Mapping[str, Judgement], legacy: bool = Fal
     for change in fix.changes:
         judgement = judged.get(change.key)
         forms: tuple[Form, ...] = ()
-        if judgement is not None and judgement.unit is not None and judgement.status is Status.NEEDS:
+        if judgement is not None and judgement.unit is not None and judgement.status is Standing.NEEDS:
             forms = (Form(judgement.unit.sha256, Verdict.NEEDS_PATCH, ()),)
         targets.append(target_of(change, forms))
     del legacy

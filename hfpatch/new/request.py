@@ -40,6 +40,8 @@ class Request:
     releases: tuple[str, ...] = ()
     pre: bool = False
     force: bool = False
+    # DIST:PATTERN: the files the release --fixed-in no longer ships, whose code the entry takes out.
+    remove: str | None = None
 
 
 def version_option(text: str, option: str) -> Version:
@@ -137,6 +139,7 @@ class Asked:
     all_releases: bool = False
     pre: bool = False
     force: bool = False
+    remove: str | None = None  # the pattern of the files removed (--remove), inside the wheel
 
     @property
     def destination(self) -> Path:
@@ -152,6 +155,8 @@ class Asked:
 def ask(request: Request) -> Asked:
     """What was asked, checked: one UsageError for the first fault, before anything is read."""
     patch_id = check_id(request.patch_id)
+    if request.remove is not None:
+        return _removal(request, patch_id)
     _one_source(request)
     targets = parse_targets(request.targets) if request.targets else None
     if targets is None and request.from_edits is None:
@@ -175,6 +180,32 @@ def ask(request: Request) -> Asked:
         cache=None if request.cache is None else Path(request.cache),
         upstream=request.upstream, title=request.title,
         all_releases=request.all_releases, pre=request.pre, force=request.force,
+    )  # fmt: skip
+    _place_free(asked)
+    return asked
+
+
+def _removal(request: Request, patch_id: str) -> Asked:
+    """--remove DIST:PATTERN --fixed-in V: the files V no longer ships; nothing else says where a fix is."""
+    assert request.remove is not None
+    distribution, _, pattern = request.remove.partition(":")
+    if not _DISTRIBUTION.fullmatch(distribution) or not pattern or pattern.startswith("/") or ".." in pattern:
+        raise UsageError(
+            f"--remove {request.remove!r} is not DIST:PATTERN (e.g. transformers:transformers/models/*/convert_*.py)."
+        )
+    others = [option for option, given in (("--target", request.targets), ("--fixed-from", request.fixed_from),
+              ("--from-edits", request.from_edits)) if given]  # fmt: skip
+    if others:
+        raise UsageError(f"--remove and {others[0]}: an entry that removes files has no other fix.")
+    if request.fixed_in is None:
+        raise UsageError("--remove needs --fixed-in VERSION: the first release that no longer ships the files.")
+    asked = Asked(
+        patch_id, distribution, None, version_option(request.fixed_in, "--fixed-in"),
+        None if request.since is None else version_option(request.since, "--since"), None, (),
+        Path(request.catalog),
+        find_links=None if request.find_links is None else Path(request.find_links),
+        cache=None if request.cache is None else Path(request.cache),
+        upstream=request.upstream, title=request.title, force=request.force, remove=pattern,
     )  # fmt: skip
     _place_free(asked)
     return asked

@@ -89,6 +89,9 @@ class Wheel:
     def has(self, member: str) -> bool:
         return member in self._names
 
+    def members(self) -> frozenset[str]:
+        return frozenset(self._names)
+
     def read(self, member: str) -> bytes | None:
         """The member's bytes, checked against the zip's CRC and the RECORD's digest; None where it is absent."""
         if member not in self._names:
