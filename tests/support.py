@@ -67,6 +67,11 @@ class Completed:
             previous = len(line)
         return joined
 
+    @property
+    def text(self) -> str:
+        """stdout with each line hfpatch broke at 120 characters joined again (`lines`), each ending in a newline."""
+        return "".join(f"{line}\n" for line in self.lines)
+
     def label(self, patch_id: str) -> str:
         """The label hfpatch printed for the patch (`  <id>: <label>: <sentence>`): a condition, or what it did."""
         (line,) = [line for line in self.lines if line.strip().startswith(f"{patch_id}:")]

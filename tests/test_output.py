@@ -105,7 +105,7 @@ def test_a_patch_nobody_asked_for_that_does_not_concern_the_environment_is_count
     assert folded.lines[1:] == ["  not concerned here: 1 fixed-upstream (-v lists them)"]
     for asked in (["--patch", PATCH_ID], ["--fail-on-obsolete"], ["-v"]):
         done = in_process(["check", *here, *asked], capsys)
-        assert f"  {PATCH_ID}: fixed-upstream: toypkg 2.0 has the upstream fix" in done.out, done.out
+        assert f"  {PATCH_ID}: fixed-upstream: toypkg 2.0 has the upstream fix" in done.text, done.out
     assert in_process(["check", "--json", *here], capsys).document()["environments"][0]["patches"][0]["id"] == PATCH_ID
     assert in_process(["list", *here], capsys).listing()[PATCH_ID]["here"] == "fixed-upstream"
 
@@ -127,7 +127,7 @@ def test_new_s_help_fits_80_columns_and_keeps_names_whole() -> None:
     done = hfpatch("new", "--help", env=clean_env(COLUMNS="80"))
     assert done.code == 0, done.err
     assert max(len(line) for line in done.out.splitlines()) <= 80, done.out
-    assert "transformers:transformers.utils.hub:cached_file," in done.out
+    assert "transformers:transformers.utils.hub:cached_file," in done.text
 
 
 def test_list_shows_one_column_per_environment_and_says_which(tmp_path: Path) -> None:
@@ -140,5 +140,5 @@ def test_list_shows_one_column_per_environment_and_says_which(tmp_path: Path) ->
         "3": "needs-patch",
     }
     for number, (site, path) in enumerate(zip(sites, paths, strict=True), start=1):
-        assert f"\n{number}: {path} [Python " in done.out and f": toypkg {site.version} in {site.root}\n" in done.out
-    assert os.sep in done.out.splitlines()[-1]
+        assert f"\n{number}: {path} [Python " in done.text and f": toypkg {site.version} in {site.root}\n" in done.text
+    assert os.sep in done.lines[-1]

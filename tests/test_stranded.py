@@ -39,14 +39,14 @@ def applied(tmp_path: Path) -> Site:
 def test_every_command_reports_a_patch_no_catalog_given_has(applied: Site, command: str, code: int, to: str) -> None:
     done = without_catalog(applied, command)
     assert done.code == code, done.out + done.err
-    assert f"{PATCH_ID}: applied: {GIVE} {to} it" in done.out, done.out
+    assert f"{PATCH_ID}: applied: {GIVE} {to} it" in done.text, done.out
     assert applied.file.read_text(encoding="utf-8") == FIXED_MODULE
 
 
 def test_quiet_check_still_reports_it(applied: Site) -> None:
     done = without_catalog(applied, "check", "-q")
     assert done.code == 1
-    assert GIVE in done.out
+    assert GIVE in done.text
 
 
 def test_revert_puts_the_original_back_from_the_state_and_backup_alone(applied: Site) -> None:
@@ -64,7 +64,7 @@ def test_revert_refuses_an_edited_file_and_keeps_everything(applied: Site) -> No
     before = tree(applied.root)
     done = without_catalog(applied, "revert")
     assert done.code == 2, done.out + done.err
-    assert f"{PATCH_ID}: refused:" in done.out and "was changed since hfpatch applied" in done.out
+    assert f"{PATCH_ID}: refused:" in done.text and "was changed since hfpatch applied" in done.text
     assert tree(applied.root) == before
 
 
@@ -72,4 +72,4 @@ def test_apply_cannot_patch_it_again_without_its_entry(applied: Site) -> None:
     applied.file.write_text(BUGGY_MODULE, encoding="utf-8")  # a reinstall of the same release put the original back
     done = without_catalog(applied, "apply")
     assert done.code == 2, done.out + done.err
-    assert f"{PATCH_ID}: refused: {GIVE} apply it" in done.out
+    assert f"{PATCH_ID}: refused: {GIVE} apply it" in done.text
