@@ -203,13 +203,7 @@ def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_optio
     )
     parser.add_argument("--upstream", metavar="URL", help="the fix upstream (a pull request's URL)")
     parser.add_argument("--title", metavar="TEXT", help="one line: what the bug is")
-    parser.add_argument("--since", metavar="VERSION", help="read releases from VERSION on (see below)")
-    parser.add_argument("--until", metavar="VERSION", help="read releases after --fixed-in up to VERSION")
-    parser.add_argument("--all-releases", action="store_true", help="read every release after --fixed-in")
-    parser.add_argument(
-        "--release", dest="releases", action="append", default=[], metavar="VERSION", help="also read this release"
-    )
-    parser.add_argument("--pre", action="store_true", help="count pre-releases")
+    _new_release_options(parser)
     parser.add_argument("--force", action="store_true", help="replace an existing DIR/PATCH_ID")
     parser.add_argument(
         "--remove",
@@ -228,6 +222,17 @@ def _verbose_option(parser: argparse.ArgumentParser, also: str = "") -> None:
         help="print each patch in its own line, those that do not concern the environment (not installed, not "
         f"applicable, not covered, fixed upstream) too{also}",
     )
+
+
+def _new_release_options(parser: argparse.ArgumentParser) -> None:
+    """new's options that choose the releases it reads (its epilog says how they combine)."""
+    parser.add_argument("--since", metavar="VERSION", help="read releases from VERSION on (see below)")
+    parser.add_argument("--until", metavar="VERSION", help="read releases after --fixed-in up to VERSION")
+    parser.add_argument("--all-releases", action="store_true", help="read every release after --fixed-in")
+    parser.add_argument(
+        "--release", dest="releases", action="append", default=[], metavar="VERSION", help="also read this release"
+    )
+    parser.add_argument("--pre", action="store_true", help="count pre-releases")
 
 
 def _advisory_options(parser: argparse.ArgumentParser) -> None:
