@@ -97,6 +97,7 @@ ACCELERATE = "accelerate==1.15.0"
 PROBE_NEEDS: dict[str, list[str]] = {
     "transformers-43140": [TORCH, ACCELERATE],
     "transformers-44395": [TORCH],
+    "transformers-cve-2026-4372-4.57": [TORCH],
     "transformers-gas-5.5.4": [TORCH, ACCELERATE],
 }
 

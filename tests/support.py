@@ -7,11 +7,13 @@ test of RECORD is never hfpatch checked against itself.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import hashlib
 import json
 import os
 import py_compile
+import shutil
 import signal
 import subprocess
 import sys
@@ -388,14 +390,35 @@ class Venv:
 
 def make_venv(path: Path, *requirements: str, view: Path | None = None) -> Venv:
     """A venv with `requirements` installed by pip (no dependencies, no bytecode); `view`: a directory of other
-    packages the venv sees through a .pth file (what those requirements need to import)."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
+    packages the venv sees through a .pth file (what those requirements need to import).
+
+    pip installs each set of requirements once per test process, into a venv kept aside; every venv asked for is a
+    copy of that one (links kept as links), its own to write to, as pip left it: creating the venv and starting
+    pip for each test was most of what these tests cost."""
+    template = _venv_template(requirements)
+    shutil.copytree(template, path, symlinks=True)
     venv = Venv(path)
     if view is not None:
         (venv.site_packages / "_test_dependencies.pth").write_text(f"{view}\n")
-    if requirements:
-        venv.pip("install", "--no-deps", "--no-compile", *requirements)
     return venv
+
+
+_TEMPLATES: dict[tuple[str, ...], Path] = {}
+
+
+def _venv_template(requirements: tuple[str, ...]) -> Path:
+    # A requirement that is a file (a wheel) is known by its bytes too: a test may build another at the same path.
+    key = tuple(f"{each}@{sha256_of(Path(each))}" if Path(each).is_file() else each for each in requirements)
+    template = _TEMPLATES.get(key)
+    if template is None:
+        scratch = Path(tempfile.mkdtemp(prefix="hfpatch-test-venv-"))
+        atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+        template = scratch / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(template)], check=True, timeout=120)
+        if requirements:
+            Venv(template).pip("install", "--no-deps", "--no-compile", *requirements)
+        _TEMPLATES[key] = template
+    return template
 
 
 def dependencies_view(where: Path, leave_out: set[str]) -> Path:
