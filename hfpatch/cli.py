@@ -205,6 +205,10 @@ def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_optio
     parser.add_argument("--title", metavar="TEXT", help="one line: what the bug is")
     _new_release_options(parser)
     parser.add_argument("--force", action="store_true", help="replace an existing DIR/PATCH_ID")
+    _removal_option(parser)
+
+
+def _removal_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--remove",
         metavar="DIST:PATTERN",
