@@ -84,18 +84,24 @@ class Completed:
 
     def listing(self) -> dict[str, dict[str, str]]:
         """`hfpatch list`'s table: id -> {column heading: cell}, each cell where its heading starts; the legend
-        below it (`catalogs: ...`, `here: ...`) is not the table's."""
+        below it (`catalogs: ...`, `here: ...`) is not the table's. The last column (what it fixes) may go on in the
+        lines below a row, indented (list wraps it to the terminal's width), or start there (a narrow terminal)."""
         heading, *lines = self.out.splitlines()
         names = [name.strip() for name in heading.split("  ") if name.strip()]
         starts = [heading.index(name) for name in names]
-        rows = {}
+        if lines and lines[0].startswith(" "):  # the last heading, below the others
+            names.append(lines.pop(0).strip())
+        rows: dict[str, dict[str, str]] = {}
+        last: dict[str, str] | None = None
         for line in lines:
-            if line.startswith(" "):  # the title of the row above, wrapped to the terminal's width
+            if line.startswith(" ") and last is not None:
+                last[names[-1]] = f"{last.get(names[-1], '')} {line.strip()}".strip()
                 continue
             if line.split(" ", 1)[0].endswith(":"):
                 break
             cells = [line[start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
-            rows[cells[0].removesuffix(" *")] = dict(zip(names, cells, strict=True))
+            last = dict(zip(names, cells, strict=False))
+            rows[cells[0].removesuffix(" *")] = last
         return rows
 
     def table(self) -> dict[str, tuple[str, str, str]]:

@@ -190,7 +190,7 @@ def test_a_probe_s_error_of_several_lines_is_one_line_of_the_report(site: Site, 
     done = site.run("verify", TMPDIR=str(tmp_path))
     (line,) = [line for line in done.lines if PATCH_ID in line]
     assert "is live here: E: first second" in line
-    assert "second" not in done.out.replace(line, "")
+    assert "second" not in done.text.replace(line, "")
 
 
 def test_a_probe_that_cannot_be_read_is_broken(site: Site, tmp_path: Path) -> None:
