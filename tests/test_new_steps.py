@@ -174,3 +174,31 @@ def test_the_entry_s_header_names_the_fix_where_no_title_or_upstream_is_given(tm
     )
     pulled = draft.header(dataclasses.replace(given, upstream="https://github.com/x/madeup/pull/7"), wanted, "-")
     assert pulled.upstream == "x/madeup#7"
+
+
+# ------------------------------------------------------------------------- what patch releases carry (pinned)
+
+
+def test_a_package_init_whose_lazy_import_table_changed_is_carried_without_its_version(tmp_path: Path) -> None:
+    """A patch release's package __init__.py: its lazy-import table gains a name (a module-level `if TYPE_CHECKING:`
+    block, once refused as "the transform did not produce the fixed if TYPE_CHECKING"), and its __version__ differs,
+    which is the release's own and never carried."""
+    head = '"""lazy."""\nimport sys\nfrom typing import TYPE_CHECKING\n\nfrom .utils import _LazyModule\n\n'
+    head += '__version__ = "{}"\n\n'
+    lazy = "else:\n    sys.modules[__name__] = _LazyModule(__name__, _import_structure)\n"
+    old = '_import_structure = {"a": ["A"]}\n\nif TYPE_CHECKING:\n    from .a import A\n' + lazy
+    new = old.replace('["A"]}', '["A"], "b": ["B"]}').replace("A\nelse", "A\n    from .b import B\nelse")
+    links = tmp_path / "wheels"
+    links.mkdir()
+    for version, text in (("1.0", old), ("1.1", old), ("1.2", new)):
+        files = {"lazy/__init__.py": (head.format(version) + text).encode(), "lazy/utils.py": b"_LazyModule = 1\n"}
+        factory.write_wheel(links, version, files, name="lazy")
+    out = io.StringIO()
+    assert command.run(Request("lazy-b", ("lazy:lazy",), "1.2", str(tmp_path / "c"), find_links=str(links)), out) == 0
+    said = out.getvalue()
+    assert "1.1      A     needs-patch  _import_structure: 1 line differs from the fix; if TYPE_CHECKING" in said, said
+    assert "note: __version__ in lazy/__init__.py differs too: the release's own version, not carried" in said
+    from hfpatch import entry
+
+    (file,) = entry.load(tmp_path / "c" / "lazy-b").files
+    assert [target.name for target in file.targets] == ["_import_structure", "if TYPE_CHECKING"]

@@ -696,7 +696,9 @@ def _check_entry(patch: Patch, judged: Mapping[str, _Release], releases: Texts) 
 def _notes(fixes: Sequence[FileFix], judged: Mapping[str, _Release], patch: Patch, fixed: Fixed) -> list[str]:
     notes = []
     for fix in fixes:
-        if fix.left_out:
+        if fix.left_out and fix.whole:
+            notes.append(f"{', '.join(fix.left_out)} in {fix.file} differs too: the release's own version, not carried")
+        elif fix.left_out:
             shown = ", ".join(fix.left_out[:6]) + (
                 f" and {len(fix.left_out) - 6} more" if len(fix.left_out) > 6 else ""
             )

@@ -147,6 +147,9 @@ def parse(source: bytes, what: str) -> statements.SourceFile:
 # --------------------------------------------------------------------------------------------- the fix itself
 
 
+_VERSION = "__version__"
+
+
 def fix_of(
     module: str, file: str, fixed: bytes, before: bytes | None, names: Sequence[str] | None, what: str
 ) -> FileFix:
@@ -156,10 +159,13 @@ def fix_of(
     old = None if before is None else parse(before, f"{file} before the fix")
     differing = _differences(fix, old, "")
     if names is None:
-        changes = differing
+        # The release's own version is no part of a fix: a backport that carried it would make the patched release
+        # say it is the fixed one (a package __init__ of a patch release differs in it always).
+        changes = [change for change in differing if change.key != _VERSION]
         if not changes:
             raise AuthoringError(f"{file} of {what} is the same as in the release before it: no fix to carry.")
-        return FileFix(module, file, tuple(changes), whole=True)
+        left_out = tuple(change.key for change in differing if change.key == _VERSION)
+        return FileFix(module, file, tuple(changes), left_out, whole=True)
     chosen: list[Change] = []
     for name in names:
         found = _bound(fix, old, name, what, file)
