@@ -697,7 +697,10 @@ def _notes(fixes: Sequence[FileFix], judged: Mapping[str, _Release], patch: Patc
     notes = []
     for fix in fixes:
         if fix.left_out and fix.whole:
-            notes.append(f"{', '.join(fix.left_out)} in {fix.file} differs too: the release's own version, not carried")
+            notes.append(
+                f"the fix also changes {', '.join(fix.left_out)} in {fix.file}, which the entry does not carry (the "
+                "release's own __version__; a statement moved as it was)"
+            )
         elif fix.left_out:
             shown = ", ".join(fix.left_out[:6]) + (
                 f" and {len(fix.left_out) - 6} more" if len(fix.left_out) > 6 else ""
