@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import hfpatch
@@ -208,6 +209,10 @@ def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_optio
     )
     parser.add_argument("--pre", action="store_true", help="count pre-releases")
     parser.add_argument("--force", action="store_true", help="replace an existing DIR/PATCH_ID")
+    _removal_option(parser)
+
+
+def _removal_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--remove",
         metavar="DIST:PATTERN",
@@ -371,7 +376,8 @@ def _run(args: argparse.Namespace) -> int:
     """apply, check, revert, verify and list: every selected patch in every environment, rendered."""
     project = config.load(args.config, ignore=args.no_config)
     catalogs = [*(str(path) for path in project.catalogs), *args.catalogs] if project else list(args.catalogs)
-    patches, asked = _select(args, project, catalogs)
+    entries = catalog.entry_dirs(catalog.catalog_dirs(catalogs))
+    patches, asked = _select(args, project, catalogs, entries)
     listing = args.command == "list"
     options = Options(
         dry_run=getattr(args, "dry_run", False),
@@ -387,7 +393,11 @@ def _run(args: argparse.Namespace) -> int:
     scanner, vex = _scanner_output(args)
     register = advisory.load(catalog.catalog_dirs(catalogs)) if args.command == "check" else None
     command = Command.CHECK if listing else Command(args.command)
-    results = commands.run(command, args.pythons, patches, options, advice_for, require_installed=not listing)
+    # The patches hfpatch's state holds that no catalog given has: looked for unless --patch narrows the run.
+    known = None if args.patch_ids else set(entries)
+    results = commands.run(
+        command, args.pythons, patches, options, advice_for, require_installed=not listing, known=known
+    )
     if register is not None:
 
         def spell(given: str | None, entries: Sequence[str]) -> str:
@@ -440,7 +450,7 @@ def _scanner_output(args: argparse.Namespace) -> tuple[str | None, advisory_rend
 
 
 def _select(
-    args: argparse.Namespace, project: config.Config | None, catalogs: list[str]
+    args: argparse.Namespace, project: config.Config | None, catalogs: list[str], entries: Mapping[str, Path]
 ) -> tuple[list[Patch], set[str]]:
     """The patches the command acts on, and those asked for by id. `--patch` replaces the file's patches and
     `--catalog` adds to its catalogs; `list` shows every patch of the catalogs (a required id must exist all the
@@ -449,13 +459,13 @@ def _select(
     required = () if project is None or named else project.patches
     try:
         # list shows every entry, so it reads each whole; the others read an entry whole only where it is needed.
-        patches = catalog.select(named or list(required), catalogs, whole=args.command == "list")
+        patches = catalog.select(named or list(required), catalogs, whole=args.command == "list", entries=entries)
     except UnknownPatch as error:
         if project is None or not required:
             raise
         raise project.unknown_patch(error.patch_id, str(error)) from None
     if args.command == "list" and not named:
-        patches = catalog.select([], catalogs, whole=True)
+        patches = catalog.select([], catalogs, whole=True, entries=entries)
     return patches, {*named, *required}
 
 

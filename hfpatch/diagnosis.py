@@ -219,8 +219,6 @@ def _worst(judged: list[Diagnosis]) -> Diagnosis:
 def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest) -> Diagnosis:
     patch, installation = facts.patch, facts.installation
     assert installation is not None
-    if _released_with_the_fix(facts):
-        return _fixed_upstream(facts, notes, stale)
     try:
         verdicts = [_identify(facts, file) for file in facts.files]
     except UnexpectedCode as error:
@@ -262,20 +260,6 @@ def _fixed_upstream(facts: Facts, notes: tuple[str, ...], stale: bool) -> Diagno
     # Obsolete for this patch only: whether the apply step is dead is the environment's question (check
     # --fail-on-obsolete), since another patch of the catalog may still need it.
     return Diagnosis(Condition.FIXED_UPSTREAM, f"{summary}: this patch is obsolete here", notes, stale)
-
-
-def _released_with_the_fix(facts: Facts) -> bool:
-    """A release at or after the one upstream fixed it in, every file as released (RECORD agrees) and none known
-    by digest, no bytecode that runs other code: the upstream fix, without parsing the files (a large module of a
-    release the entry was not written from, such as trainer.py, costs check tens of milliseconds to parse)."""
-    patch, installation = facts.patch, facts.installation
-    if patch.fixed_in is None or installation is None or installation.version is None:
-        return False
-    if any(file.source_sha256 is None or file.patch_file.known_file(file.source_sha256) for file in facts.files):
-        return False
-    if any(file.stale_bytecode for file in facts.files) or not _pristine(facts):
-        return False
-    return versions.is_at_least(installation.version, patch.fixed_in)
 
 
 def _pristine(facts: Facts) -> bool:

@@ -189,6 +189,9 @@ def catalog_table(patches: Sequence[Patch], results: Sequence[EnvironmentResult]
         )
     if view.required and view.config is not None:
         print(f"*: required by [tool.hfpatch] of {view.config}", file=out)
+    for column, result in zip(columns, results, strict=True):  # patches known from hfpatch's state alone
+        for outcome in result.outcomes[len(patches) :]:
+            print(f"{column}: {outcome.patch.id}: {label(outcome)}: {outcome.message}", file=out)
     for result in results:  # a column that says "error" has its sentence, as every command's text has
         if result.error:
             print(f"hfpatch: error: {result.error}", file=sys.stderr)

@@ -594,6 +594,20 @@ MUTANTS = [
         '        statement["action_statement"] = action(status, audit)',
         "        pass",
     ),
+    Mutant(
+        "released-with-the-fix-by-version",
+        "the installed code decides every condition: a release after fixed_in that carries the bug needs the patch",
+        "hfpatch/diagnosis.py",
+        "    try:\n        verdicts = [_identify(facts, file) for file in facts.files]\n",
+        "    if (\n"
+        "        patch.fixed_in is not None\n"
+        "        and versions.is_at_least(installation.version, patch.fixed_in)\n"
+        "        and _pristine(facts)\n"
+        '        and not any(file.patch_file.known_file(file.source_sha256 or "") for file in facts.files)\n'
+        "    ):\n"
+        "        return _fixed_upstream(facts, notes, stale)\n"
+        "    try:\n        verdicts = [_identify(facts, file) for file in facts.files]\n",
+    ),
     # ------------------------------------------------- the two the suite missed (issue 25), each with its test now
     Mutant(
         "new-writes-without-reading-the-entry-back",

@@ -96,6 +96,7 @@ PROOF_BEYOND_PINS: dict[str, tuple[str, list[str]]] = {
 TORCH = "torch==2.13.0"
 ACCELERATE = "accelerate==1.15.0"
 PROBE_NEEDS: dict[str, list[str]] = {
+    "transformers-cve-2023-7018": [TORCH, "sacremoses==0.2.0"],  # the tokenizer needs sacremoses; torch is not used
     "transformers-43140": [TORCH, ACCELERATE],
     "transformers-44395": [TORCH],
     "transformers-cve-2026-4372-4.57": [TORCH],

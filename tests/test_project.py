@@ -141,7 +141,7 @@ def test_a_pyproject_without_the_table_stops_the_search(project: Project) -> Non
     "pyproject",
     [
         pytest.param('[tool]\nhfpatch.catalog = ["hfpatches"]\nhfpatch.patches = ["toypkg-1"]\n', id="dotted-keys"),
-        pytest.param('tool.hfpatch = { catalog = "hfpatches", patches = "toypkg-1" }\n', id="inline-table"),
+        pytest.param('tool.hfpatch = { catalog = ["hfpatches"], patches = ["toypkg-1"] }\n', id="inline-table"),
         pytest.param('[ "tool" . hfpatch ]\ncatalog = [\n  "hfpatches",\n]\npatches = ["toypkg-1"]\n', id="spaced"),
     ],
 )
@@ -181,6 +181,22 @@ def test_the_table_is_found_however_toml_spells_it(tmp_path: Path, pyproject: st
             TABLE.replace('patches = ["toypkg-1"]', "patches = [1]"),
             "{file}:6: [tool.hfpatch] patches must be a list of patch ids (strings), not [1].",
             id="a-value-of-the-wrong-type",
+        ),
+        pytest.param(
+            TABLE.replace('patches = ["toypkg-1"]', 'patches = "toypkg-1"'),
+            "{file}:6: [tool.hfpatch] patches must be a list of patch ids (strings), not 'toypkg-1'; write "
+            "patches = ['toypkg-1'].",
+            id="a-string-for-a-list",
+        ),
+        pytest.param(
+            TABLE.replace("[tool.hfpatch]", "[tool.hfpatchs]"),
+            "{file}:4: [tool.hfpatchs] is no table hfpatch reads; did you mean [tool.hfpatch]?",
+            id="a-misspelt-table",
+        ),
+        pytest.param(
+            TABLE.replace("[tool.hfpatch]", "[tool.hf-patch]"),
+            "{file}:4: [tool.hf-patch] is no table hfpatch reads; did you mean [tool.hfpatch]?",
+            id="a-misspelt-table-with-a-hyphen",
         ),
         pytest.param(
             TABLE.replace('patches = ["toypkg-1"]', "patches = []"),

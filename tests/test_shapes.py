@@ -92,6 +92,9 @@ STRINGS = (
     'class Report:\n    def render(self):\n        head = """\nReport\n  ======\n"""\n'
     '        \n        return head + "1"\n'
 )
+# A package __init__ whose lazy-import table gained a name (a statement of the module that is an `if` itself).
+LAZY = "import sys\n\nif TYPE_CHECKING:\n    from .a import A\nelse:\n    sys.modules[__name__] = _Lazy(_table)\n"
+LAZY_FIX = LAZY.replace("    from .a import A\n", "    from .a import A\n    from .b import B\n")
 REWRITES = [
     pytest.param(
         "import os\n\nX = 1\n",
@@ -144,6 +147,16 @@ REWRITES = [
         ],
         STRINGS.replace('"1"', '"2"'),
         id="string-contents-and-a-whitespace-only-line-kept",
+    ),
+    pytest.param(
+        LAZY,
+        [
+            _target(
+                "if TYPE_CHECKING", LAZY_FIX.split("\n\n", 1)[1].rstrip("\n"), (LAZY.split("\n\n", 1)[1].rstrip("\n"),)
+            )
+        ],
+        LAZY_FIX,
+        id="a-module-level-if-block-a-lazy-import-table-s",
     ),
     pytest.param("import os\n", [_target("import os", "import os", ("import sys",))], "import os\n", id="noop"),
 ]

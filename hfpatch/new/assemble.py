@@ -696,7 +696,12 @@ def _check_entry(patch: Patch, judged: Mapping[str, _Release], releases: Texts) 
 def _notes(fixes: Sequence[FileFix], judged: Mapping[str, _Release], patch: Patch, fixed: Fixed) -> list[str]:
     notes = []
     for fix in fixes:
-        if fix.left_out:
+        if fix.left_out and fix.whole:
+            notes.append(
+                f"the fix also changes {', '.join(fix.left_out)} in {fix.file}, which the entry does not carry (the "
+                "release's own __version__; a statement moved as it was)"
+            )
+        elif fix.left_out:
             shown = ", ".join(fix.left_out[:6]) + (
                 f" and {len(fix.left_out) - 6} more" if len(fix.left_out) > 6 else ""
             )

@@ -147,6 +147,9 @@ def parse(source: bytes, what: str) -> statements.SourceFile:
 # --------------------------------------------------------------------------------------------- the fix itself
 
 
+_VERSION = "__version__"
+
+
 def fix_of(
     module: str, file: str, fixed: bytes, before: bytes | None, names: Sequence[str] | None, what: str
 ) -> FileFix:
@@ -156,10 +159,14 @@ def fix_of(
     old = None if before is None else parse(before, f"{file} before the fix")
     differing = _differences(fix, old, "")
     if names is None:
-        changes = differing
+        # The release's own version is no part of a fix: a backport that carried it would make the patched release
+        # say it is the fixed one (a package __init__ of a patch release differs in it always).
+        moved = _moved_as_they_were(differing)
+        changes = [change for change in differing if change.key != _VERSION and change.key not in moved]
         if not changes:
             raise AuthoringError(f"{file} of {what} is the same as in the release before it: no fix to carry.")
-        return FileFix(module, file, tuple(changes), whole=True)
+        left_out = tuple(dict.fromkeys(change.key for change in differing if change not in changes))
+        return FileFix(module, file, tuple(changes), left_out, whole=True)
     chosen: list[Change] = []
     for name in names:
         found = _bound(fix, old, name, what, file)
@@ -174,6 +181,13 @@ def fix_of(
         and not any(key.startswith(f"{change.key}.") for key in taken)
     )
     return FileFix(module, file, tuple(sorted(chosen, key=lambda change: _order(fix, change))), left_out)
+
+
+def _moved_as_they_were(changes: Sequence[Change]) -> set[str]:
+    """The statements the fix only moved: removed at one place and added, as they were, at another. Where a
+    statement stands among definitions is no part of a fix, and carrying the move would need both at once."""
+    removed = {change.key: change.text for change in changes if change.op is Op.DELETE}
+    return {change.key for change in changes if change.op is Op.INSERT and removed.get(change.key) == change.text}
 
 
 def _order(fix: statements.SourceFile, change: Change) -> tuple[int, int]:
