@@ -6,11 +6,13 @@ Run it with the interpreter of an environment that has hfpatch and an affected t
 
 It prints, over N rounds in one go, the median wall time of each, and the median of its ratio to the import in
 the same round: a bare interpreter start; `hfpatch check` of the built-in catalog, and of it with a team catalog of
-`--team` entries (default 50) beside it, before and after apply; `hfpatch apply` of one patch on a fresh copy of the
+`--team` entries (default 50) beside it, before and after apply, and of it with `--absent` entries (default 500) of
+distributions that are not installed; `hfpatch apply` of one patch on a fresh copy of the
 target each time, the team catalog beside it; and `python -c "import transformers.dynamic_module_utils"`, the
 import a runtime monkeypatch must pay in every process. The team catalog's entries are the built-in
 transformers-40669's, each for a distribution of its own that is not installed: a team's fixes of the other
-libraries it uses, which an environment without them should barely pay for.
+libraries it uses, which an environment without them should barely pay for. Each team catalog has its index
+(hfpatch.index), as `hfpatch new` leaves it; an hfpatch that knows no index reads every entry.
 The environment's own transformers is never written: apply runs on a private copy that is imported first through
 PYTHONPATH.
 """
@@ -83,14 +85,14 @@ def three_file_entry(where: Path) -> str:
     return "attention-5.5.1"
 
 
-def team_catalog(where: Path, count: int) -> Path:
+def team_catalog(where: Path, count: int, prefix: str = "teamlib") -> Path:
     """`count` entries as big as a real one, each for a made-up distribution that is not installed."""
     import json
 
     template = catalog.builtin_catalog() / "transformers-40669"
     data = json.loads((template / "patch.json").read_text(encoding="utf-8"))
     for number in range(count):
-        name = f"teamlib{number:02d}"
+        name = f"{prefix}{number:03d}"
         directory = where / f"{name}-1"
         shutil.copytree(template / "fixed", directory / "fixed")
         entry = {**data, "id": directory.name, "distribution": name, "probe": None}
@@ -104,6 +106,11 @@ def team_catalog(where: Path, count: int) -> Path:
             for file in data["files"]
         ]
         (directory / "patch.json").write_text(json.dumps(entry, indent=2), encoding="utf-8")
+    try:
+        from hfpatch import index
+    except ImportError:  # an hfpatch before the index: its entries are all it reads
+        return where
+    index.write(where)
     return where
 
 
@@ -111,6 +118,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--team", type=int, default=50, help="entries in the team catalog beside the built-in one")
+    parser.add_argument(
+        "--absent", type=int, default=500, help="entries of distributions not installed, in a catalog of their own"
+    )
     parser.add_argument(
         "--three-files",
         action="store_true",
@@ -168,6 +178,8 @@ def main() -> None:
         else:
             team = team_catalog(scratch / "team", options.team)
             with_team = {**env, "HFPATCH_CATALOG": str(team)}
+            absent = team_catalog(scratch / "absent", options.absent, prefix="absentlib")
+            with_absent = {**env, "HFPATCH_CATALOG": str(absent)}
             built_in = len(list(catalog.builtin_catalog().glob(f"*/{ENTRY}")))
             measures = [
                 bare,
@@ -175,6 +187,10 @@ def main() -> None:
                 (
                     f"hfpatch check, {built_in} + {options.team} team entries (exit 1)",
                     lambda: timed([*hfpatch, "check"], with_team, {1}),
+                ),
+                (
+                    f"hfpatch check, {built_in} + {options.absent} entries not installed (exit 1)",
+                    lambda: timed([*hfpatch, "check"], with_absent, {1}),
                 ),
                 (
                     f"hfpatch apply --patch {patch_id} (team catalog too)",
@@ -207,9 +223,9 @@ def main() -> None:
         check=True,
     ).stdout.strip()
     print(f"Python {sys.version.split()[0]}, transformers {version}, {runs} runs each, median wall time")
-    print(f"{'what':<56} {'median':>10} {'vs import':>10}")
+    print(f"{'what':<64} {'median':>10} {'vs import':>10}")
     for name, seconds, ratio in rows:
-        print(f"{name:<56} {seconds * 1000:>8.1f} ms {ratio:>9.3f}x")
+        print(f"{name:<64} {seconds * 1000:>8.1f} ms {ratio:>9.3f}x")
 
 
 if __name__ == "__main__":

@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from hfpatch import entry
+from hfpatch import entry, index
 from hfpatch.entry import ENTRY, OLD_ENTRY, Patch
 from hfpatch.errors import CatalogError, UnknownPatch
 
@@ -27,6 +27,12 @@ def builtin_catalog() -> Path:
     if os.path.isdir(shipped):  # noqa: PTH112 - Path.is_dir raises where it may not look; isdir says False
         return shipped
     return package.parent / "patches"
+
+
+def is_builtin(where: Patch | Path) -> bool:
+    """Whether an entry (or a catalog directory) is the built-in catalog's: the one place that says so."""
+    directory = where.directory.parent if isinstance(where, Patch) else where
+    return directory == builtin_catalog()
 
 
 def catalog_dirs(extra: Sequence[str] = ()) -> list[Path]:
@@ -46,7 +52,7 @@ def catalog_dirs(extra: Sequence[str] = ()) -> list[Path]:
 def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
     """Every entry's directory by id. A team's entry may not take an id the built-in catalog or another uses."""
     found: dict[str, Path] = {}
-    for index, catalog in enumerate(catalogs):
+    for number, catalog in enumerate(catalogs):
         try:
             what = None if stat.S_ISDIR(catalog.stat().st_mode) else "is not a directory"
         except PermissionError:
@@ -57,7 +63,7 @@ def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
             raise CatalogError(
                 f"the catalog {catalog} {what}; give --catalog (or {CATALOG_VARIABLE}) a directory of patch entries."
             )
-        if index > 0 and ((catalog / ENTRY).is_file() or (catalog / OLD_ENTRY).is_file()):
+        if number > 0 and ((catalog / ENTRY).is_file() or (catalog / OLD_ENTRY).is_file()):
             raise CatalogError(
                 f"{catalog} is a patch entry, not a catalog; give --catalog (or {CATALOG_VARIABLE}) the directory "
                 f"that holds it, {catalog.parent}."
@@ -73,7 +79,7 @@ def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
                 f"`python -m hfpatch.migrate {catalog}` converts the catalog in place (keeping fixed/ and probe.py)."
             )
         listed = [each for each in entries if (each / ENTRY).is_file()]
-        if index > 0 and not listed:
+        if number > 0 and not listed:
             raise CatalogError(f"the catalog {catalog} holds no patch (no */{ENTRY}); is it the right directory?")
         for each in listed:
             if each.name in found:
@@ -89,21 +95,42 @@ def unconverted(entries: Iterable[Path]) -> list[Path]:
     return [entry for entry in entries if (entry / OLD_ENTRY).is_file() and not (entry / ENTRY).is_file()]
 
 
-def select(patch_ids: Sequence[str], catalogs: Sequence[str], *, whole: bool = True) -> list[Patch]:
+def select(
+    patch_ids: Sequence[str], catalogs: Sequence[str], *, whole: bool = True, entries: Mapping[str, Path] | None = None
+) -> list[Patch]:
     """Load the patches asked for (all by default): an entry nobody asked for is never parsed. Not `whole`: each
-    as its header (what an environment without its distribution needs), but whole where it shares a file with
-    another, so that two patches of one statement are refused here all the same; `whole()` reads the rest."""
-    entries = entry_dirs(catalog_dirs(catalogs))
+    as its header (what an environment without its distribution needs), from the catalog's index where it is
+    current (hfpatch.index), else from patch.json; two patches of one statement are refused here all the same;
+    `whole_entry()` reads the rest. `entries`: entry_dirs() of the catalogs, where the caller has it already."""
+    entries = entry_dirs(catalog_dirs(catalogs)) if entries is None else entries
     unknown = [patch_id for patch_id in patch_ids if patch_id not in entries]
     if unknown:
         known = ", ".join(entries) or "none"
         raise UnknownPatch(unknown[0], f"no patch named {unknown[0]!r} in the catalog (it has: {known}).")
-    patches = [entry.load(entries[patch_id], whole=whole) for patch_id in (patch_ids or list(entries))]
-    if not whole:
-        sharing = _sharing_a_file(patches)
-        patches = [whole_entry(patch) if patch.id in sharing else patch for patch in patches]
-    _refuse_overlaps(patches)
-    return patches
+    chosen = [entries[patch_id] for patch_id in (patch_ids or list(entries))]
+    if whole:
+        patches = [entry.load(directory) for directory in chosen]
+        _refuse_overlaps([(patch, _changes(patch)) for patch in patches])
+        return patches
+    indexes = {catalog: index.read(catalog) for catalog in dict.fromkeys(directory.parent for directory in chosen)}
+    loaded = [_header(directory, indexes[directory.parent]) for directory in chosen]
+    _refuse_overlaps(loaded)
+    return [patch for patch, _ in loaded]
+
+
+# The statements a patch changes, by file (None: not known without reading the entry whole).
+Changes = Mapping[str, tuple[str, ...]]
+
+
+def _header(directory: Path, found: index.Index | None) -> tuple[Patch, Changes | None]:
+    record = None if found is None else found.trusted(directory)
+    if record is None:
+        return entry.load(directory, whole=False), None
+    return entry.from_data(record.header, directory, directory / ENTRY, whole=False), record.changes
+
+
+def _changes(patch: Patch) -> Changes:
+    return {file.file: tuple(target.name for target in file.targets) for file in patch.files}
 
 
 @functools.cache
@@ -114,15 +141,6 @@ def _whole(directory: Path) -> Patch:
 def whole_entry(patch: Patch) -> Patch:
     """The whole entry of a patch read as its header (each entry is read once a process)."""
     return patch if patch.whole else _whole(patch.directory)
-
-
-def _sharing_a_file(patches: Sequence[Patch]) -> set[str]:
-    """The patches that change a file another one changes too."""
-    by_file: dict[tuple[str, str], set[str]] = {}
-    for patch in patches:
-        for file in patch.files:
-            by_file.setdefault((_canonical(patch.distribution), file.file), set()).add(patch.id)
-    return {patch_id for ids in by_file.values() if len(ids) > 1 for patch_id in ids}
 
 
 def _canonical(distribution: str) -> str:
@@ -143,26 +161,36 @@ def finder(catalogs: Sequence[str]) -> Callable[[str], Patch | None]:
     return find
 
 
-def _refuse_overlaps(patches: Sequence[Patch]) -> None:
+def _refuse_overlaps(patches: Sequence[tuple[Patch, Changes | None]]) -> None:
     """Two patches may change one file, each its own statements; two that change one statement (or a class and a
     statement in it) cannot both be applied (the second would find the first's text), so they are refused
-    together, naming both."""
-    seen: dict[tuple[str, str], list[tuple[str, str]]] = {}  # (distribution, file) -> [(target, patch id)]
-    for patch in patches:
-        distribution = _canonical(patch.distribution)
+    together, naming both. A patch whose changes are not known is read whole where it shares a file."""
+    by_file: dict[tuple[str, str], set[str]] = {}
+    for patch, _ in patches:
         for file in patch.files:
-            changed = seen.setdefault((distribution, file.file), [])
-            for target in file.targets:
-                for name, other in changed:
-                    if other == patch.id or not _overlap(name, target.name):
-                        continue
-                    outer, inner = sorted((name, target.name), key=len)
-                    within = "" if outer == inner else f" ({inner} is in it)"
-                    raise CatalogError(
-                        f"{other} and {patch.id} both change {outer} in {file.file}{within}: of two patches of one "
-                        "statement only one can be applied; leave one out with --patch, or remove one entry."
-                    )
-            changed += [(target.name, patch.id) for target in file.targets]
+            by_file.setdefault((_canonical(patch.distribution), file.file), set()).add(patch.id)
+    seen: dict[tuple[str, str], list[tuple[str, str]]] = {}  # (distribution, file) -> [(target, patch id)]
+    for patch, changes in patches:
+        distribution = _canonical(patch.distribution)
+        if not any(len(by_file[(distribution, file.file)]) > 1 for file in patch.files):
+            continue
+        for relative, names in (changes if changes is not None else _changes(whole_entry(patch))).items():
+            changed = seen.setdefault((distribution, relative), [])
+            for name in names:
+                _refuse_overlap(changed, name, patch.id, relative)
+            changed += [(name, patch.id) for name in names]
+
+
+def _refuse_overlap(changed: list[tuple[str, str]], name: str, patch_id: str, file: str) -> None:
+    for other_name, other in changed:
+        if other == patch_id or not _overlap(other_name, name):
+            continue
+        outer, inner = sorted((other_name, name), key=len)
+        within = "" if outer == inner else f" ({inner} is in it)"
+        raise CatalogError(
+            f"{other} and {patch_id} both change {outer} in {file}{within}: of two patches of one "
+            "statement only one can be applied; leave one out with --patch, or remove one entry."
+        )
 
 
 def _overlap(one: str, other: str) -> bool:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from hfpatch import statements
 
 
-class TargetVerdict(NamedTuple):
+class TargetClassification(NamedTuple):
     """What one target is in the file: its verdict (None: not a form the catalog knows) and in words."""
 
     target: Target
@@ -29,7 +29,7 @@ class TargetVerdict(NamedTuple):
 class Classification(NamedTuple):
     verdict: Verdict | None  # None: unrecognised code; hfpatch will not touch it
     detail: str
-    findings: tuple[TargetVerdict, ...] = ()
+    targets: tuple[TargetClassification, ...] = ()
     # A released file known by its digest: the releases that ship it.
     released_in: tuple[str, ...] = ()
 
@@ -86,16 +86,16 @@ def text_of(unit: statements.Unit, target: Target) -> str:
 
 def _verdict(
     unit: statements.Unit | None, target: Target, patch: Patch, file: PatchFile, version: str | None
-) -> TargetVerdict:
+) -> TargetClassification:
     if unit is None:
         return _absent(target, patch, file, version)
     form = target.form_of(digest_of(unit, target))
     if form is not None:
-        return TargetVerdict(target, form.verdict, _form_detail(target, form))
+        return TargetClassification(target, form.verdict, _form_detail(target, form))
     if _has_the_fix(version, patch):
         detail = f"{target.name} is a form hfpatch does not know, in a release that has the fix ({patch.fixed_in}+)"
-        return TargetVerdict(target, Verdict.FIXED, detail)
-    return TargetVerdict(target, None, what_differs(target, text_of(unit, target)))
+        return TargetClassification(target, Verdict.FIXED, detail)
+    return TargetClassification(target, None, what_differs(target, text_of(unit, target)))
 
 
 def _has_the_fix(version: str | None, patch: Patch) -> bool:
@@ -107,35 +107,39 @@ def _form_detail(target: Target, form: Form) -> str:
     return f"{detail} ({form.reason})" if form.reason and form.verdict is Verdict.NOT_APPLICABLE else detail
 
 
-def _absent(target: Target, patch: Patch, file: PatchFile, version: str | None) -> TargetVerdict:
+def _absent(target: Target, patch: Patch, file: PatchFile, version: str | None) -> TargetClassification:
     if target.fixed_text is None:
-        return TargetVerdict(target, Verdict.FIXED, f"{target.name}, which the fix removes, is absent", absent=True)
+        return TargetClassification(
+            target, Verdict.FIXED, f"{target.name}, which the fix removes, is absent", absent=True
+        )
     if _has_the_fix(version, patch):
         detail = f"{target.name} is gone from this release, which has the fix ({patch.fixed_in}+)"
-        return TargetVerdict(target, Verdict.FIXED, detail, absent=True)
+        return TargetClassification(target, Verdict.FIXED, detail, absent=True)
     if target.insert_if_absent:
-        return TargetVerdict(target, Verdict.NEEDS_PATCH, f"{target.name} is absent; the patch adds it", absent=True)
+        return TargetClassification(
+            target, Verdict.NEEDS_PATCH, f"{target.name} is absent; the patch adds it", absent=True
+        )
     if patch.first_defined_in is not None and versions.is_older(version, patch.first_defined_in):
         detail = f"{target.name} is absent, as in every release before {patch.first_defined_in}"
-        return TargetVerdict(target, Verdict.NOT_APPLICABLE, detail, absent=True)
+        return TargetClassification(target, Verdict.NOT_APPLICABLE, detail, absent=True)
     detail = f"{file.file} has no {target.name}, yet {patch.distribution} {version or '(unknown version)'} should"
-    return TargetVerdict(target, None, detail, absent=True)
+    return TargetClassification(target, None, detail, absent=True)
 
 
-def _combine(findings: tuple[TargetVerdict, ...]) -> Classification:
+def _combine(targets: tuple[TargetClassification, ...]) -> Classification:
     """Unknown code anywhere wins; then a target the fix cannot apply to; then one that needs it."""
     for verdict in (None, Verdict.NOT_APPLICABLE):
-        for finding in findings:
-            if finding.verdict is verdict:
-                return Classification(verdict, finding.detail, findings)
-    needing = [finding for finding in findings if finding.verdict is Verdict.NEEDS_PATCH]
-    present_fixed = any(finding.verdict is Verdict.FIXED and not finding.absent for finding in findings)
-    if needing and (any(not finding.absent for finding in needing) or not present_fixed):
-        return Classification(Verdict.NEEDS_PATCH, "; ".join(finding.detail for finding in needing), findings)
+        for found in targets:
+            if found.verdict is verdict:
+                return Classification(verdict, found.detail, targets)
+    needing = [found for found in targets if found.verdict is Verdict.NEEDS_PATCH]
+    present_fixed = any(found.verdict is Verdict.FIXED and not found.absent for found in targets)
+    if needing and (any(not found.absent for found in needing) or not present_fixed):
+        return Classification(Verdict.NEEDS_PATCH, "; ".join(found.detail for found in needing), targets)
     if not needing:
-        return Classification(Verdict.FIXED, "; ".join(finding.detail for finding in findings), findings)
+        return Classification(Verdict.FIXED, "; ".join(found.detail for found in targets), targets)
     # Only statements to add beside code that has the fix already: no release the catalog knows is like that.
-    return Classification(None, "; ".join(finding.detail for finding in findings), findings)
+    return Classification(None, "; ".join(found.detail for found in targets), targets)
 
 
 def combine_files(verdicts: list[Classification]) -> Classification:

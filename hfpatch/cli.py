@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import hfpatch
@@ -103,6 +104,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                 action="store_true",
                 help="print only what needs action or is an error: nothing at all when every patch is as it must be",
             )
+        if name in ("apply", "revert", "verify"):
+            _verbose_option(sub)
         if name in ("apply", "revert"):
             sub.add_argument("--dry-run", action="store_true", help="print the unified diff; write nothing")
         if name == "revert":
@@ -200,14 +203,12 @@ def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_optio
     )
     parser.add_argument("--upstream", metavar="URL", help="the fix upstream (a pull request's URL)")
     parser.add_argument("--title", metavar="TEXT", help="one line: what the bug is")
-    parser.add_argument("--since", metavar="VERSION", help="read releases from VERSION on (see below)")
-    parser.add_argument("--until", metavar="VERSION", help="read releases after --fixed-in up to VERSION")
-    parser.add_argument("--all-releases", action="store_true", help="read every release after --fixed-in")
-    parser.add_argument(
-        "--release", dest="releases", action="append", default=[], metavar="VERSION", help="also read this release"
-    )
-    parser.add_argument("--pre", action="store_true", help="count pre-releases")
+    _new_release_options(parser)
     parser.add_argument("--force", action="store_true", help="replace an existing DIR/PATCH_ID")
+    _removal_option(parser)
+
+
+def _removal_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--remove",
         metavar="DIST:PATTERN",
@@ -217,14 +218,30 @@ def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_optio
     )
 
 
-def _advisory_options(parser: argparse.ArgumentParser) -> None:
-    """check's options for the advisories: in full, for pip-audit, as OpenVEX."""
+def _verbose_option(parser: argparse.ArgumentParser, also: str = "") -> None:
     parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
-        help="name every advisory in its own line, the fixed and not-affected ones too",
+        help="print each patch in its own line, those that do not concern the environment (not installed, not "
+        f"applicable, not covered, fixed upstream) too{also}",
     )
+
+
+def _new_release_options(parser: argparse.ArgumentParser) -> None:
+    """new's options that choose the releases it reads (its epilog says how they combine)."""
+    parser.add_argument("--since", metavar="VERSION", help="read releases from VERSION on (see below)")
+    parser.add_argument("--until", metavar="VERSION", help="read releases after --fixed-in up to VERSION")
+    parser.add_argument("--all-releases", action="store_true", help="read every release after --fixed-in")
+    parser.add_argument(
+        "--release", dest="releases", action="append", default=[], metavar="VERSION", help="also read this release"
+    )
+    parser.add_argument("--pre", action="store_true", help="count pre-releases")
+
+
+def _advisory_options(parser: argparse.ArgumentParser) -> None:
+    """check's options for the advisories: in full, for pip-audit, as OpenVEX."""
+    _verbose_option(parser, "; and every advisory, the fixed and not-affected ones too")
     scanners = parser.add_mutually_exclusive_group()
     scanners.add_argument(
         "--pip-audit",
@@ -371,7 +388,8 @@ def _run(args: argparse.Namespace) -> int:
     """apply, check, revert, verify and list: every selected patch in every environment, rendered."""
     project = config.load(args.config, ignore=args.no_config)
     catalogs = [*(str(path) for path in project.catalogs), *args.catalogs] if project else list(args.catalogs)
-    patches, asked = _select(args, project, catalogs)
+    entries = catalog.entry_dirs(catalog.catalog_dirs(catalogs))
+    patches, asked = _select(args, project, catalogs, entries)
     listing = args.command == "list"
     options = Options(
         dry_run=getattr(args, "dry_run", False),
@@ -387,7 +405,11 @@ def _run(args: argparse.Namespace) -> int:
     scanner, vex = _scanner_output(args)
     register = advisory.load(catalog.catalog_dirs(catalogs)) if args.command == "check" else None
     command = Command.CHECK if listing else Command(args.command)
-    results = commands.run(command, args.pythons, patches, options, advice_for, require_installed=not listing)
+    # The patches hfpatch's state holds that no catalog given has: looked for unless --patch narrows the run.
+    known = None if args.patch_ids else set(entries)
+    results = commands.run(
+        command, args.pythons, patches, options, advice_for, require_installed=not listing, known=known
+    )
     if register is not None:
 
         def spell(given: str | None, entries: Sequence[str]) -> str:
@@ -398,14 +420,12 @@ def _run(args: argparse.Namespace) -> int:
     fail_on_obsolete = getattr(args, "fail_on_obsolete", False)
     if fail_on_obsolete:
         commands.flag_obsolete(results)
-    builtin = catalog.builtin_catalog()
     view = render.View(
         show_diff=options.dry_run,
         quiet=getattr(args, "quiet", False),
-        # A built-in patch nobody asked for, fixed upstream here, is one word of a line (--fail-on-obsolete: not).
-        folded=frozenset(
-            () if fail_on_obsolete else (p.id for p in patches if p.id not in asked and p.directory.parent == builtin)
-        ),
+        # A patch nobody asked for that does not concern the environment is counted in a line (--fail-on-obsolete:
+        # each in its own).
+        foldable=frozenset(() if fail_on_obsolete else (patch.id for patch in patches if patch.id not in asked)),
         config=None if project is None else project.path,
         required=frozenset(() if project is None else project.patches),
         verbose=getattr(args, "verbose", False) or bool(args.patch_ids),
@@ -440,7 +460,7 @@ def _scanner_output(args: argparse.Namespace) -> tuple[str | None, advisory_rend
 
 
 def _select(
-    args: argparse.Namespace, project: config.Config | None, catalogs: list[str]
+    args: argparse.Namespace, project: config.Config | None, catalogs: list[str], entries: Mapping[str, Path]
 ) -> tuple[list[Patch], set[str]]:
     """The patches the command acts on, and those asked for by id. `--patch` replaces the file's patches and
     `--catalog` adds to its catalogs; `list` shows every patch of the catalogs (a required id must exist all the
@@ -449,13 +469,13 @@ def _select(
     required = () if project is None or named else project.patches
     try:
         # list shows every entry, so it reads each whole; the others read an entry whole only where it is needed.
-        patches = catalog.select(named or list(required), catalogs, whole=args.command == "list")
+        patches = catalog.select(named or list(required), catalogs, whole=args.command == "list", entries=entries)
     except UnknownPatch as error:
         if project is None or not required:
             raise
         raise project.unknown_patch(error.patch_id, str(error)) from None
     if args.command == "list" and not named:
-        patches = catalog.select([], catalogs, whole=True)
+        patches = catalog.select([], catalogs, whole=True, entries=entries)
     return patches, {*named, *required}
 
 

@@ -4,12 +4,12 @@ environment and never raised, so that one unusable --python does not stop the ot
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hfpatch import catalog, engine, state
-from hfpatch.diagnosis import Condition, Suggest, plain
+from hfpatch import catalog, engine, facts, state, stranded
+from hfpatch.diagnosis import NEEDS_WRITING, Condition, Suggest, diagnose, plain
 from hfpatch.entry import Patch
 from hfpatch.environment import Environment, resolve_python
 from hfpatch.errors import ExitCode, HfpatchError
@@ -52,13 +52,30 @@ def run(
     advice_for: Callable[[str | None], Suggest] = lambda given: plain,
     *,
     require_installed: bool = True,
+    known: Collection[str] | None = None,
 ) -> list[EnvironmentResult]:
     """Run `command` for every patch in every environment. `advice_for` spells the commands suggested in each
     environment (with its own --python: another one given may need nothing). With `require_installed`, an
     environment that has none of the patches' distributions is an error: the wrong interpreter, most likely.
 
     Ctrl-C stops the run where it is: that environment says what it holds now (read as `check` reads it), and the
-    environments after it are not reached."""
+    environments after it are not reached.
+
+    `known`: the id of every entry of the catalogs given; hfpatch's state of any other patch in an environment is
+    reported, and reverted by revert, from that state alone (hfpatch.stranded). None: not looked for."""
+    with facts.one_read_each():
+        return _run(command, pythons, patches, options, advice_for, require_installed, known)
+
+
+def _run(
+    command: Command,
+    pythons: Sequence[str],
+    patches: Sequence[Patch],
+    options: Options,
+    advice_for: Callable[[str | None], Suggest],
+    require_installed: bool,
+    known: Collection[str] | None,
+) -> list[EnvironmentResult]:
     results = [EnvironmentResult(requested=given) for given in ([*pythons] if pythons else [None])]
     try:
         for result in results:
@@ -81,6 +98,8 @@ def run(
             continue
         here = options._replace(suggest=advice_for(result.requested))
         chosen = [wanted[patch.id] if _has(environment, patch) else patch for patch in patches]
+        if known is not None:
+            chosen += stranded.find(environment.python, known)
         try:
             _run_in(command, result, environment, chosen, here, require_installed)
         except KeyboardInterrupt:
@@ -132,16 +151,41 @@ def _run_in(
     require_installed: bool,
 ) -> None:
     done: dict[str, engine.Outcome] = {}
-    for patch in _interrupted_first(command, patches, environment):
-        result.running = patch
-        done[patch.id] = engine.run(command, patch, environment, options)
-        result.running = None
-        # In the patches' order, as far as the run came (all of them unless Ctrl-C stopped it).
+    try:
+        for patch in _interrupted_first(command, patches, environment):
+            result.running = patch
+            if stranded.is_stranded(patch):
+                done[patch.id] = _stranded(command, patch, environment, options)
+            else:
+                done[patch.id] = engine.run(command, patch, environment, options)
+            result.running = None
+    finally:
+        # In the patches' order, as far as the run came (all of them unless Ctrl-C stopped it): once, not once a
+        # patch (a catalog of 500 entries made that a quarter of a million look-ups).
         result.outcomes = [done[each.id] for each in patches if each.id in done]
     if command in (Command.APPLY, Command.REVERT) and not options.dry_run:
         _tidy(environment)
     if require_installed and _found_nothing(result, environment):
         result.error = _nothing_installed(command.value, environment, patches, result.requested is not None)
+
+
+def _stranded(command: Command, patch: Patch, environment: Environment, options: Options) -> engine.Outcome:
+    """A patch known from its state alone: revert puts the originals back from that state and the backups (or says
+    why not); every other command says what it holds and what to give, and never exits 0 for it."""
+    where = ", ".join(file.file for file in patch.files)
+    unknown = f"no catalog given has {patch.id}, which hfpatch's state holds in {where}"
+    if command is Command.REVERT:
+        done = engine.run(command, patch, environment, options)
+        return done._replace(notes=(*done.notes, f"{unknown}: reverted from that state and its backup alone"))
+    done = engine.run(Command.CHECK, patch, environment, options)
+    # A state another install left: the reinstall put the original back (the patch is dropped).
+    stale = done.facts is not None and diagnose(done.facts).stale_state
+    condition = Condition.DROPPED if stale else done.condition
+    give = f"{unknown}; give --catalog DIR, the catalog it was applied from, to {command.value} it"
+    if command is Command.APPLY and condition in NEEDS_WRITING:
+        return done._replace(condition=condition, action=Action.REFUSED, exit_code=ExitCode.ERROR, message=give)
+    code = max(done.exit_code, ExitCode.OK if command is Command.APPLY else ExitCode.ACTION_NEEDED)
+    return done._replace(condition=condition, exit_code=code, message=give, advice=None)
 
 
 def _tidy(environment: Environment) -> None:

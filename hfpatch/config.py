@@ -105,25 +105,51 @@ def _dotted(key: bytes) -> list[bytes]:
 
 
 def declares_table(data: bytes) -> bool:
-    """Whether the file may define tool.hfpatch (a table header, a dotted key, an inline table), by a scan of its
-    lines that is never False where it does (a header inside a multi-line string aside): a pyproject.toml of a
-    project that does not use hfpatch costs no TOML parser."""
-    if b"hfpatch" not in data:
+    """Whether the file may define tool.hfpatch (a table header, a dotted key, an inline table), or a tool table
+    whose name is within a typo of it, by a scan of its lines that is never False where it does (a header inside a
+    multi-line string aside): a pyproject.toml of a project that does not use hfpatch costs no TOML parser."""
+    if b"patch" not in data.lower():
         return False
     table: list[bytes] = []
     for line in data.splitlines():
         header = re.match(_HEADER, line)
         if header:
             table = _dotted(header[1])
-            if table[:2] == [b"tool", b"hfpatch"]:
+            if table[:1] == [b"tool"] and len(table) > 1 and _ours(table[1]):
                 return True
             continue
         key = re.match(_KEY, line)
-        if key and b"hfpatch" in line:
+        if key and b"patch" in line.lower():
             full = table + _dotted(key[1])
-            if full[:2] == [b"tool", b"hfpatch"] or full == [b"tool"]:  # tool = { hfpatch = { ... } }
-                return True
+            if full == [b"tool"] or (full[:1] == [b"tool"] and len(full) > 1 and _ours(full[1])):
+                return True  # tool = { hfpatch = { ... } }, or tool.hfpatch.catalog = ...
     return False
+
+
+def _ours(name: bytes) -> bool:
+    """tool.hfpatch, or a name within a typo of it ([tool.hfpatchs], [tool.hf-patch])."""
+    return name == b"hfpatch" or _near_miss(name.decode("utf-8", "replace"))
+
+
+def _near_miss(name: str) -> bool:
+    """Another spelling of hfpatch: hf-patch, hf_patch, hfpatches, or one letter added, dropped, changed or two
+    swapped (hfpatchs, hpatch, hfptach)."""
+    wanted = "hfpatch"
+    if name == wanted:
+        return False
+    name = name.lower().replace("-", "").replace("_", "")
+    if name.startswith(wanted):
+        return True
+    if abs(len(name) - len(wanted)) > 1:
+        return False
+    previous = list(range(len(wanted) + 1))
+    for row, letter in enumerate(name, 1):
+        current = [row]
+        for column, other in enumerate(wanted, 1):
+            current.append(min(previous[column] + 1, current[-1] + 1, previous[column - 1] + (letter != other)))
+        previous = current
+    swaps = (name[:at] + name[at + 1] + name[at] + name[at + 2 :] for at in range(len(name) - 1))
+    return previous[-1] <= 1 or wanted in swaps
 
 
 def _parse(path: Path, data: bytes) -> Config | None:
@@ -135,6 +161,7 @@ def _parse(path: Path, data: bytes) -> Config | None:
     tool = document.get("tool")
     table = tool.get("hfpatch") if isinstance(tool, dict) else None
     if table is None:
+        _refuse_a_near_miss(path, text, tool)
         return None
     if not isinstance(table, dict):
         raise ConfigError(f"{_where(path, text, 'hfpatch')}: tool.hfpatch must be a table ({TABLE}), not {table!r}.")
@@ -151,6 +178,18 @@ def _parse(path: Path, data: bytes) -> Config | None:
             "or leave the key out for every patch of the catalogs."
         )
     return Config(path, catalogs, patches, text)
+
+
+def _refuse_a_near_miss(path: Path, text: str, tool: object) -> None:
+    """A [tool.*] table within a typo of hfpatch is a mistake, not a project without hfpatch: acting on every patch
+    of the catalogs instead of the ones it lists would be the wrong thing, silently."""
+    if not isinstance(tool, dict):
+        return
+    miss = next((name for name in tool if _near_miss(name)), None)
+    if miss is not None:
+        line = next((number for number, each in enumerate(text.splitlines(), 1) if miss in each), None)
+        where = f"{path}:{line}" if line else str(path)
+        raise ConfigError(f"{where}: [tool.{miss}] is no table hfpatch reads; did you mean {TABLE}?")
 
 
 def _loads(path: Path, text: str) -> dict[str, Any]:
@@ -178,14 +217,14 @@ def _guess(key: str) -> str:
 
 
 def _strings(path: Path, text: str, table: dict[str, Any], key: str, what: str) -> list[str]:
-    """A key's value: one string, or a list of them."""
+    """A key's value: a list of strings (a string alone is refused, as the README's table of types says)."""
     value = table.get(key, [])
-    values = [value] if isinstance(value, str) else value
-    if not isinstance(values, list) or not all(isinstance(each, str) and each for each in values):
+    if not isinstance(value, list) or not all(isinstance(each, str) and each for each in value):
+        hint = f"; write {key} = [{value!r}]" if isinstance(value, str) else ""
         raise ConfigError(
-            f"{_where(path, text, key)}: {TABLE} {key} must be a list of {what} (strings), not {value!r}."
+            f"{_where(path, text, key)}: {TABLE} {key} must be a list of {what} (strings), not {value!r}{hint}."
         )
-    return values
+    return value
 
 
 def _catalog(path: Path, text: str, name: str) -> Path:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from hfpatch import classify, versions, wheelrecord
-from hfpatch.catalog import builtin_catalog
+from hfpatch.catalog import is_builtin
 from hfpatch.entry import Verdict
 from hfpatch.errors import ExitCode, UnexpectedCode
 from hfpatch.facts import Facts, FileFacts
@@ -219,8 +219,6 @@ def _worst(judged: list[Diagnosis]) -> Diagnosis:
 def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest) -> Diagnosis:
     patch, installation = facts.patch, facts.installation
     assert installation is not None
-    if _released_with_the_fix(facts):
-        return _fixed_upstream(facts, notes, stale)
     try:
         verdicts = [_identify(facts, file) for file in facts.files]
     except UnexpectedCode as error:
@@ -264,20 +262,6 @@ def _fixed_upstream(facts: Facts, notes: tuple[str, ...], stale: bool) -> Diagno
     return Diagnosis(Condition.FIXED_UPSTREAM, f"{summary}: this patch is obsolete here", notes, stale)
 
 
-def _released_with_the_fix(facts: Facts) -> bool:
-    """A release at or after the one upstream fixed it in, every file as released (RECORD agrees) and none known
-    by digest, no bytecode that runs other code: the upstream fix, without parsing the files (a large module of a
-    release the entry was not written from, such as trainer.py, costs check tens of milliseconds to parse)."""
-    patch, installation = facts.patch, facts.installation
-    if patch.fixed_in is None or installation is None or installation.version is None:
-        return False
-    if any(file.source_sha256 is None or file.patch_file.known_file(file.source_sha256) for file in facts.files):
-        return False
-    if any(file.stale_bytecode for file in facts.files) or not _pristine(facts):
-        return False
-    return versions.is_at_least(installation.version, patch.fixed_in)
-
-
 def _pristine(facts: Facts) -> bool:
     """Every file is as the release installed it (RECORD agrees): a released fix, where no release is named."""
     installation = facts.installation
@@ -310,7 +294,7 @@ def _not_covered(facts: Facts, suggest: Suggest) -> Diagnosis | None:
         f"({oldest} to {newest}); its {'file is' if len(facts.files) == 1 else 'files are'} as released (RECORD "
         "agrees), so hfpatch leaves it"
     )
-    if patch.directory.parent == builtin_catalog():
+    if is_builtin(patch):
         # Not the user's to rewrite (and an entry of their own for the same statements would be refused beside it).
         advice = f"the built-in {patch.id} does not cover this release"
         return Diagnosis(Condition.NOT_COVERED, summary, advice=advice)

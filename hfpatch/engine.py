@@ -14,7 +14,7 @@ from hfpatch.diagnosis import Condition, Diagnosis, diagnose
 from hfpatch.entry import Patch
 from hfpatch.environment import Environment, Installation, Python
 from hfpatch.errors import ExitCode, HfpatchError
-from hfpatch.facts import Facts, gather
+from hfpatch.facts import Facts, forget, gather
 from hfpatch.plan import Action, Command, Options, Plan, Step, plan
 
 
@@ -79,12 +79,16 @@ def outcome(facts: Facts, diagnosis: Diagnosis, decided: Plan, notes: tuple[str,
 def _perform(command: Command, facts: Facts, decided: Plan, options: Options) -> Outcome:
     """Take the environment's lock, read and decide again under it, and carry out what that decision says."""
     installation = facts.installation
-    if installation is None:  # only hfpatch's state of an uninstalled package: each root has its own lock
-        notes = executor.execute(decided, facts, options.lookup)
-    else:
-        with files.locked(state.lock_file(installation.root), executor.LOCK_TIMEOUT):
-            facts, _, decided = decide(command, facts.patch, facts.python, installation, options)
+    try:
+        if installation is None:  # only hfpatch's state of an uninstalled package: each root has its own lock
             notes = executor.execute(decided, facts, options.lookup)
+        else:
+            with files.locked(state.lock_file(installation.root), executor.LOCK_TIMEOUT):
+                forget()  # what is decided under the lock is read under it
+                facts, _, decided = decide(command, facts.patch, facts.python, installation, options)
+                notes = executor.execute(decided, facts, options.lookup)
+    finally:
+        forget()  # what it wrote is read afresh
     # What the environment holds now (the file's digest, the state, the condition), as `check` would say it.
     after = gather(facts.patch, facts.python, installation)
     return outcome(after, diagnose(after, options.suggest), decided, notes)

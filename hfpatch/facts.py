@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -151,8 +153,7 @@ def _others(root: Path, patch: Patch) -> tuple[dict[str, tuple[Interrupted, ...]
 def _orphans(patch: Patch, python: Python) -> tuple[Path, ...]:
     """The entries of the path that still hold hfpatch's state of the patch (its distribution was uninstalled)."""
     found = []
-    for entry in python.search_path:
-        root = Path(entry)
+    for root in _holding_state(python):
         if state.patch_dir(root, patch.id).is_dir() or any(
             state.file_dir(root, file.file).is_dir() for file in patch.files
         ):
@@ -160,12 +161,79 @@ def _orphans(patch: Patch, python: Python) -> tuple[Path, ...]:
     return tuple(found)
 
 
+def _holding_state(python: Python) -> tuple[Path, ...]:
+    """The entries of the path that hold a .hfpatch directory at all: looked for once a run, since a patch whose
+    distribution is not installed gains no state during the run (most environments have none anywhere)."""
+    if _READ is not None and python.search_path in _STATE_ROOTS:
+        return _STATE_ROOTS[python.search_path]
+    roots = tuple(Path(entry) for entry in python.search_path if state.state_root(Path(entry)).is_dir())
+    if _READ is not None:
+        _STATE_ROOTS[python.search_path] = roots
+    return roots
+
+
+class _Read(NamedTuple):
+    """A file as one run read it: its bytes and their digest."""
+
+    identity: tuple[int, int, int, int]
+    data: bytes
+    sha256: str
+
+
+# Within a run (commands.run), each installed file is read and hashed once, whichever entries name it (several
+# security fixes name modeling_utils.py): kept while its inode, size and modification time stay. The engine forgets
+# them before it decides again under the lock, and after it writes, so that a decision that writes never rests on an
+# earlier read. Outside a run (None), every gather reads afresh.
+_READ: dict[Path, _Read] | None = None
+_STATE_ROOTS: dict[tuple[str, ...], tuple[Path, ...]] = {}
+
+
+@contextlib.contextmanager
+def one_read_each() -> Iterator[None]:
+    """A run: each file read once while it lasts."""
+    global _READ
+    _READ = {}
+    _STATE_ROOTS.clear()
+    try:
+        yield
+    finally:
+        _READ = None
+
+
+def forget() -> None:
+    """Read every file afresh from now on (the engine, before it decides under the lock and after it writes)."""
+    if _READ is not None:
+        _READ.clear()
+    _STATE_ROOTS.clear()
+
+
+def _identity(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def _read_once(path: Path) -> _Read:
+    """The file's bytes and digest, read once a run; HfpatchError where it cannot be read."""
+    identity = _identity(path) if _READ is not None else None
+    kept = None if _READ is None else _READ.get(path)
+    if kept is not None and kept.identity == identity:
+        return kept
+    data = files.read_bytes(path)
+    read = _Read(identity or (0, 0, -1, 0), data, hashlib.sha256(data).hexdigest())
+    if _READ is not None and identity is not None:
+        _READ[path] = read
+    return read
+
+
 def _record(record: Path | None) -> bytes | None:
     if record is None:
         return None
     try:
-        return record.read_bytes()
-    except OSError:
+        return _read_once(record).data
+    except HfpatchError:
         return None
 
 
@@ -197,11 +265,11 @@ def _file(
     if not path.exists():
         return found._replace(missing=True)
     try:
-        source = files.read_bytes(path)
+        read = _read_once(path)
     except HfpatchError as error:
         return found._replace(source_error=str(error))
-    digest = hashlib.sha256(source).hexdigest()
-    return found._replace(source=source, source_sha256=digest, stale_bytecode=_stale_bytecode(python, path, source))
+    stale_bytecode = _stale_bytecode(python, path, read.data)  # never kept: the interpreter may compile any time
+    return found._replace(source=read.data, source_sha256=read.sha256, stale_bytecode=stale_bytecode)
 
 
 def _link(root: Path, file: Path) -> str | None:

@@ -82,12 +82,12 @@ def _changed_functions(old: statements.SourceFile, new: statements.SourceFile, s
     return found
 
 
-class Verdict(NamedTuple):
+class ImportCheck(NamedTuple):
     refusal: str | None = None  # why the patched modules must not be written
     note: str | None = None  # what the check could not tell
 
 
-def check(python: Python, files: Sequence[Patched]) -> Verdict:
+def check(python: Python, files: Sequence[Patched]) -> ImportCheck:
     """Whether the patched modules import where the originals do. Where the originals fail to import too, the
     check says nothing of the patch, and the note says so."""
     # An emptied module (a file the patch removes) runs nothing at import: it cannot break what imports it.
@@ -95,7 +95,7 @@ def check(python: Python, files: Sequence[Patched]) -> Verdict:
         file for file in files if file.after and changes_what_runs_at_import(file.before, file.after, str(file.path))
     ]
     if not needed:
-        return Verdict()
+        return ImportCheck()
     modules = [file.module for file in needed]
     with tempfile.TemporaryDirectory(prefix="hfpatch-import-") as scratch:
         replaced = {}
@@ -105,14 +105,14 @@ def check(python: Python, files: Sequence[Patched]) -> Verdict:
             replaced[str(file.path)] = str(copy)
         patched = _import(python, modules, replaced, scratch)
         if patched.get("ok"):
-            return Verdict()
+            return ImportCheck()
         original = _import(python, modules, {}, scratch)
     if not original.get("ok"):  # the environment cannot import the module at all: nothing the patch broke
-        return Verdict(
+        return ImportCheck(
             note=f"{original.get('module')} does not import here, patched or not ({original.get('error')}), so the "
             "import check could not tell anything of the patch"
         )
-    return Verdict(
+    return ImportCheck(
         refusal=f"the patched {patched.get('module')} fails to import here ({patched.get('error')}) where the "
         "original imports; nothing was changed"
     )

@@ -1,7 +1,7 @@
 """What the application's interpreter would import. Runs inside that interpreter (3.10 or newer), standard library only.
 
-hfpatch calls `describe` directly when the target is its own interpreter; for `--python` it runs this file's
-source with `python -c` in the target and reads the JSON it prints. Nothing of the described package is imported.
+hfpatch calls `describe` directly when the application's interpreter is its own; for `--python` it runs this file's
+source with `python -c` in that interpreter and reads the JSON it prints. Nothing of the described package is imported.
 """
 
 from __future__ import annotations

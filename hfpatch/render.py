@@ -17,7 +17,8 @@ from typing import Any, NamedTuple, TextIO
 
 import hfpatch
 from hfpatch import advisory_render, state
-from hfpatch.catalog import builtin_catalog
+from hfpatch.advisory import Status
+from hfpatch.catalog import is_builtin
 from hfpatch.commands import EnvironmentResult, exit_code
 from hfpatch.diagnosis import Condition
 from hfpatch.engine import Outcome
@@ -34,12 +35,24 @@ class View(NamedTuple):
     show_diff: bool = False  # a dry run: each change as a unified diff
     # --quiet: only what needs action or is an error; nothing at all where every patch is as it must be.
     quiet: bool = False
-    # Patches that, fixed upstream here, are only named in one line of the environment: the built-in ones nobody
-    # asked for (neither --patch nor [tool.hfpatch]), as a 4.x fix on a 5.x release.
-    folded: frozenset[str] = frozenset()
+    # Patches that, where they do not concern the environment (not installed, not applicable, not covered, fixed
+    # upstream), are only counted in one line of it: those nobody asked for (neither --patch nor [tool.hfpatch]).
+    foldable: frozenset[str] = frozenset()
     config: Path | None = None  # the pyproject.toml whose [tool.hfpatch] chose the catalogs and patches
     required: frozenset[str] = frozenset()  # the patches it requires
-    verbose: bool = False  # check -v: every advisory in its own line, the fixed and not-affected ones too
+    # -v (and --patch): every patch and every advisory in its own line, the fixed and not-affected ones too.
+    verbose: bool = False
+
+
+# The longest line the text has (a command or a path longer than that aside: never broken).
+WIDTH = 120
+# What does not concern an environment: counted in one line of it unless asked for.
+_NOT_CONCERNED = (
+    Condition.NOT_INSTALLED,
+    Condition.NOT_APPLICABLE,
+    Condition.NOT_COVERED,
+    Condition.FIXED_UPSTREAM,
+)
 
 
 def text(results: Sequence[EnvironmentResult], view: View, out: TextIO) -> None:
@@ -52,8 +65,8 @@ def text(results: Sequence[EnvironmentResult], view: View, out: TextIO) -> None:
                 print(f"hfpatch: error: {result.error}", file=sys.stderr)
             continue
         shown = [outcome for outcome in result.outcomes if not view.quiet or outcome.exit_code is not ExitCode.OK]
-        folded = [outcome.patch.id for outcome in shown if _folds(outcome, view)]
-        shown = [outcome for outcome in shown if outcome.patch.id not in folded]
+        folded = [outcome for outcome in shown if _folds(outcome, view, result)]
+        shown = [outcome for outcome in shown if outcome not in folded]
         if shown or result.obsolete or not view.quiet:
             shown_any = True
             _environment_text(result, shown, folded, view, out)
@@ -64,34 +77,68 @@ def text(results: Sequence[EnvironmentResult], view: View, out: TextIO) -> None:
 
 
 def _environment_text(
-    result: EnvironmentResult, shown: list[Outcome], folded: list[str], view: View, out: TextIO
+    result: EnvironmentResult, shown: list[Outcome], folded: list[Outcome], view: View, out: TextIO
 ) -> None:
     assert result.environment is not None
     roots = sorted({found.root for found in result.environment.installations}, key=lambda root: -len(str(root)))
-    print(heading(result), file=out)
+    _print(heading(result), out)
     for outcome in shown:
-        message = _within(outcome.message, roots)
-        print(f"  {outcome.patch.id}: {label(outcome)}: {message}", file=out)
+        _print(f"  {outcome.patch.id}: {label(outcome)}: {_within(outcome.message, roots)}", out)
         for note in outcome.notes:
-            print(f"    note: {_within(note, roots)}", file=out)
+            _print(f"    note: {_within(note, roots)}", out)
         if view.show_diff and outcome.diff:
             out.write(outcome.diff)
     if folded:
-        print(f"  fixed upstream, nothing to do: {', '.join(folded)}", file=out)
+        _print(f"  {folded_line(folded)}", out)
     for line in advisory_render.text_lines(result.advisories, verbose=view.verbose, quiet=view.quiet):
-        print(line, file=out)
+        _print(line, out)
     if result.obsolete:
-        print(f"  obsolete: {result.obsolete}", file=out)
+        _print(f"  obsolete: {result.obsolete}", out)
 
 
-def _folds(outcome: Outcome, view: View) -> bool:
+def folded_line(folded: Sequence[Outcome]) -> str:
+    """The patches that do not concern the environment, counted by condition."""
+    counts = {condition: sum(outcome.condition is condition for outcome in folded) for condition in _NOT_CONCERNED}
+    named = ", ".join(f"{count} {condition.value}" for condition, count in counts.items() if count)
+    return f"not concerned here: {named} (-v lists them)"
+
+
+def _folds(outcome: Outcome, view: View, result: EnvironmentResult) -> bool:
+    open_here = result.advisories is not None and result.advisories.of_patch(outcome.patch.id) is Status.OPEN
     return (
-        outcome.patch.id in view.folded
-        and outcome.condition is Condition.FIXED_UPSTREAM
+        not view.verbose
+        and outcome.patch.id in view.foldable
+        and outcome.condition in _NOT_CONCERNED
         and outcome.action.changed_nothing
         and outcome.exit_code is ExitCode.OK
         and not outcome.notes
+        and not open_here
     )
+
+
+def _print(line: str, out: TextIO) -> None:
+    print(wrapped(line), file=out)
+
+
+def wrapped(line: str, width: int = WIDTH) -> str:
+    """A line longer than `width` broken between words, each further line indented four more than the first;
+    a command in backticks is never broken (it is there to be copied), nor a path."""
+    if len(line) <= width:
+        return line
+    import textwrap  # only for a long line
+
+    indent = " " * (len(line) - len(line.lstrip(" ")))
+    parts = line.split("`")
+    kept = "`".join(part.replace(" ", "\0") if index % 2 else part for index, part in enumerate(parts))
+    lines = textwrap.wrap(
+        kept,
+        width,
+        initial_indent="",
+        subsequent_indent=indent + "    ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return "\n".join(lines).replace("\0", " ")
 
 
 def _within(text: str, roots: Sequence[Path]) -> str:
@@ -156,14 +203,19 @@ def label(outcome: Outcome) -> str:
     return outcome.condition.value if outcome.action.changed_nothing else outcome.action.value
 
 
+def _lying(result: EnvironmentResult) -> list[str]:
+    assert result.environment is not None
+    where: dict[Path, list[str]] = {}
+    for found in result.environment.installations:
+        where.setdefault(found.root, []).append(f"{found.distribution} {found.version or '(no version metadata)'}")
+    return [f"{', '.join(names)} in {root}" for root, names in where.items()]
+
+
 def heading(result: EnvironmentResult) -> str:
     """The interpreter, and each directory it imports the patches' distributions from, with what lies there."""
     assert result.environment is not None
     python = result.environment.python
-    where: dict[Path, list[str]] = {}
-    for found in result.environment.installations:
-        where.setdefault(found.root, []).append(f"{found.distribution} {found.version or '(no version metadata)'}")
-    lying = "; ".join(f"{', '.join(names)} in {root}" for root, names in where.items())
+    lying = "; ".join(_lying(result))
     return f"{python.executable} [Python {python.version}]" + (f": {lying}" if lying else "")
 
 
@@ -176,12 +228,10 @@ def catalog_table(patches: Sequence[Patch], results: Sequence[EnvironmentResult]
         rows.append([marked, patch.distribution, _needing(patch), patch.fixed_in or "none yet"])
         fixes = f" (fixes {', '.join(patch.advisories)})" if patch.advisories else ""
         rows[-1] += [*(_condition(result, index) for result in results), patch.title + fixes]
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip(), file=out)
-    builtin = builtin_catalog()
+    for line in _table_lines(rows):
+        print(line, file=out)
     kept = dict.fromkeys(patch.directory.parent for patch in patches)
-    named = [f"{where} (built-in)" if where == builtin else str(where) for where in kept]
+    named = [f"{where} (built-in)" if is_builtin(where) else str(where) for where in kept]
     print(f"catalogs: {'; '.join(named) or 'none'}", file=out)
     for column, result in zip(columns, results, strict=True):
         print(
@@ -189,9 +239,35 @@ def catalog_table(patches: Sequence[Patch], results: Sequence[EnvironmentResult]
         )
     if view.required and view.config is not None:
         print(f"*: required by [tool.hfpatch] of {view.config}", file=out)
+    for column, result in zip(columns, results, strict=True):  # patches known from hfpatch's state alone
+        for outcome in result.outcomes[len(patches) :]:
+            print(f"{column}: {outcome.patch.id}: {label(outcome)}: {outcome.message}", file=out)
     for result in results:  # a column that says "error" has its sentence, as every command's text has
         if result.error:
             print(f"hfpatch: error: {result.error}", file=sys.stderr)
+
+
+def _table_lines(rows: list[list[str]]) -> list[str]:
+    """The table in columns, its last one (the title) wrapped to fit the terminal's width (COLUMNS; WIDTH where
+    the output is no terminal), its further lines starting where the column starts."""
+    import shutil
+    import textwrap
+
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
+    columns = shutil.get_terminal_size((WIDTH, 24)).columns
+    start = sum(widths) + 2 * len(widths)
+    # Too narrow for the title beside the rest: it goes below its row, indented.
+    start, below = (start, False) if columns - start >= 30 else (4, True)
+    lines = []
+    for row in rows:
+        head = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+        title = textwrap.wrap(row[-1], max(columns - start, 20), break_long_words=False, break_on_hyphens=False)
+        if below:
+            lines += [head.rstrip(), *(" " * start + part for part in title)]
+            continue
+        lines.append(f"{head}  {title[0] if title else ''}".rstrip())
+        lines += [" " * start + part for part in title[1:]]
+    return lines
 
 
 def _condition(result: EnvironmentResult, index: int) -> str:

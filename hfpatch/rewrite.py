@@ -34,14 +34,18 @@ class ReplaceStatement(libcst.CSTTransformer):
     """Replace the statement at `index` of a module (or of the scaffold's block) by `replacement`, keeping the lines
     that lead into it."""
 
-    def __init__(self, replacement: libcst.BaseStatement) -> None:
+    def __init__(self, replacement: libcst.BaseStatement, *, scaffolded: bool) -> None:
         super().__init__()
         self.replacement = replacement
+        # Whether the statement was parsed inside the scaffold (it is indented in its file). Told, never guessed from
+        # the tree: a statement of the module that is an `if` itself (`if TYPE_CHECKING:`) is no scaffold.
+        self.scaffolded = scaffolded
         self.replaced = 0
 
     def leave_Module(self, original_node: libcst.Module, updated_node: libcst.Module) -> libcst.Module:
         body = list(updated_node.body)
-        if isinstance(body[0], libcst.If):  # the scaffold: the statement is its block's only one
+        if self.scaffolded:  # the statement is the scaffold block's only one
+            assert isinstance(body[0], libcst.If)
             block = body[0].body
             assert isinstance(block, libcst.IndentedBlock)
             inner = block.body[0]
@@ -84,7 +88,7 @@ def replace_with_fixed(unit: statements.Unit, target: Target) -> str:
     fixed = _parsed(target.fixed_text, unit.indent, f"the fixed text of {target.name}")
     if len(old.body) != 1 or len(fixed.body) != 1:
         raise UnexpectedCode(f"the fixed text of {target.name} is not one statement")
-    replacer = ReplaceStatement(_statement(fixed, unit.indent))
+    replacer = ReplaceStatement(_statement(fixed, unit.indent), scaffolded=bool(unit.indent))
     result = _render(old.visit(replacer), unit.indent)
     if replacer.replaced != 1 or result != target.fixed_text:
         raise UnexpectedCode(f"the transform did not produce the fixed {target.name}")

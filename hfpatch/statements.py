@@ -68,8 +68,24 @@ class Unit(NamedTuple):
         return text_sha256(self.text)
 
 
+# The files parsed in this process, by their bytes: several entries of a catalog name one file (check parses a file
+# that no entry knows by digest once, whichever entries name it). A SourceFile is never changed once made.
+_PARSED: dict[tuple[bytes, str], SourceFile] = {}
+_PARSED_KEPT = 8
+
+
 def parse(source: bytes, what: str) -> SourceFile:
     """Decode and parse a file (never run it); UnexpectedCode names `what` and why it is not Python."""
+    kept = _PARSED.get((source, what))
+    if kept is None:
+        kept = _parse(source, what)
+        if len(_PARSED) >= _PARSED_KEPT:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[(source, what)] = kept
+    return kept
+
+
+def _parse(source: bytes, what: str) -> SourceFile:
     if not source.strip():
         raise UnexpectedCode(f"{what} is empty")
     try:

@@ -89,14 +89,17 @@ PROOF_BY_LINE: dict[str, tuple[str, list[str]]] = {
     "huggingface_hub-3778": ("huggingface_hub", ["1.1.7", "1.2.4", "1.3.7", "1.4.0", "1.4.1"]),
 }
 PROOF_BEYOND_PINS: dict[str, tuple[str, list[str]]] = {
+    "datasets-cve-2026-65010": ("datasets", ["5.0.0"]),  # 3.0.0-5.0.0: not transformers
     "transformers-cve-2023-2800": ("transformers", ["4.29.2"]),  # 4.22.0-4.29.2: no pin
     "transformers-cve-2025-3262": ("transformers", ["4.50.3"]),  # 4.50.0-4.50.3: no pin
 }
 TORCH = "torch==2.13.0"
 ACCELERATE = "accelerate==1.15.0"
 PROBE_NEEDS: dict[str, list[str]] = {
+    "transformers-cve-2023-7018": [TORCH, "sacremoses==0.2.0"],  # the tokenizer needs sacremoses; torch is not used
     "transformers-43140": [TORCH, ACCELERATE],
     "transformers-44395": [TORCH],
+    "transformers-cve-2026-4372-4.57": [TORCH],
     "transformers-gas-5.5.4": [TORCH, ACCELERATE],
     "transformers-convert-scripts": [TORCH],
 }

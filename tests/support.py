@@ -7,11 +7,13 @@ test of RECORD is never hfpatch checked against itself.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import hashlib
 import json
 import os
 import py_compile
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,9 +41,40 @@ class Completed:
     out: str
     err: str
 
+    @property
+    def flat(self) -> str:
+        """stdout with every run of whitespace one space: a sentence as a test reads it, wherever hfpatch's text
+        broke its line (it wraps lines longer than 120 characters between words)."""
+        return " ".join(self.out.split())
+
+    @property
+    def lines(self) -> list[str]:
+        """stdout's lines as hfpatch meant them: a line it broke at 120 characters (the further lines indented four
+        more than the first) joined again with one space."""
+        joined: list[str] = []
+        indent = previous = 0
+        for line in self.out.splitlines():
+            own = len(line) - len(line.lstrip(" "))
+            rest = line.strip()
+            # The first word hfpatch would not break: a command in backticks is one.
+            close = rest.find("`", 1) if rest.startswith("`") else -1
+            first = rest[: close + 1] + rest[close + 1 :].split(" ", 1)[0] if close > 0 else rest.split(" ", 1)[0]
+            if joined and own == indent + 4 and previous + 1 + len(first) > 120:  # where hfpatch broke it
+                joined[-1] += " " + line.strip()
+            else:
+                joined.append(line)
+                indent = own
+            previous = len(line)
+        return joined
+
+    @property
+    def text(self) -> str:
+        """stdout with each line hfpatch broke at 120 characters joined again (`lines`), each ending in a newline."""
+        return "".join(f"{line}\n" for line in self.lines)
+
     def label(self, patch_id: str) -> str:
         """The label hfpatch printed for the patch (`  <id>: <label>: <sentence>`): a condition, or what it did."""
-        (line,) = [line for line in self.out.splitlines() if line.strip().startswith(f"{patch_id}:")]
+        (line,) = [line for line in self.lines if line.strip().startswith(f"{patch_id}:")]
         return line.split(":")[1].strip()
 
     def document(self) -> dict[str, Any]:
@@ -51,16 +84,24 @@ class Completed:
 
     def listing(self) -> dict[str, dict[str, str]]:
         """`hfpatch list`'s table: id -> {column heading: cell}, each cell where its heading starts; the legend
-        below it (`catalogs: ...`, `here: ...`) is not the table's."""
+        below it (`catalogs: ...`, `here: ...`) is not the table's. The last column (what it fixes) may go on in the
+        lines below a row, indented (list wraps it to the terminal's width), or start there (a narrow terminal)."""
         heading, *lines = self.out.splitlines()
         names = [name.strip() for name in heading.split("  ") if name.strip()]
         starts = [heading.index(name) for name in names]
-        rows = {}
+        if lines and lines[0].startswith(" "):  # the last heading, below the others
+            names.append(lines.pop(0).strip())
+        rows: dict[str, dict[str, str]] = {}
+        last: dict[str, str] | None = None
         for line in lines:
+            if line.startswith(" ") and last is not None:
+                last[names[-1]] = f"{last.get(names[-1], '')} {line.strip()}".strip()
+                continue
             if line.split(" ", 1)[0].endswith(":"):
                 break
             cells = [line[start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
-            rows[cells[0].removesuffix(" *")] = dict(zip(names, cells, strict=True))
+            last = dict(zip(names, cells, strict=False))
+            rows[cells[0].removesuffix(" *")] = last
         return rows
 
     def table(self) -> dict[str, tuple[str, str, str]]:
@@ -388,14 +429,35 @@ class Venv:
 
 def make_venv(path: Path, *requirements: str, view: Path | None = None) -> Venv:
     """A venv with `requirements` installed by pip (no dependencies, no bytecode); `view`: a directory of other
-    packages the venv sees through a .pth file (what those requirements need to import)."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
+    packages the venv sees through a .pth file (what those requirements need to import).
+
+    pip installs each set of requirements once per test process, into a venv kept aside; every venv asked for is a
+    copy of that one (links kept as links), its own to write to, as pip left it: creating the venv and starting
+    pip for each test was most of what these tests cost."""
+    template = _venv_template(requirements)
+    shutil.copytree(template, path, symlinks=True)
     venv = Venv(path)
     if view is not None:
         (venv.site_packages / "_test_dependencies.pth").write_text(f"{view}\n")
-    if requirements:
-        venv.pip("install", "--no-deps", "--no-compile", *requirements)
     return venv
+
+
+_TEMPLATES: dict[tuple[str, ...], Path] = {}
+
+
+def _venv_template(requirements: tuple[str, ...]) -> Path:
+    # A requirement that is a file (a wheel) is known by its bytes too: a test may build another at the same path.
+    key = tuple(f"{each}@{sha256_of(Path(each))}" if Path(each).is_file() else each for each in requirements)
+    template = _TEMPLATES.get(key)
+    if template is None:
+        scratch = Path(tempfile.mkdtemp(prefix="hfpatch-test-venv-"))
+        atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+        template = scratch / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(template)], check=True, timeout=120)
+        if requirements:
+            Venv(template).pip("install", "--no-deps", "--no-compile", *requirements)
+        _TEMPLATES[key] = template
+    return template
 
 
 def dependencies_view(where: Path, leave_out: set[str]) -> Path:

@@ -46,7 +46,7 @@ def test_a_release_that_never_had_the_file_is_not_applicable_for_every_command(
     assert not site.file.exists()
     done = site.run(command)
     assert done.code == 0, done.out + done.err
-    assert "has no madeup/basket.py (its RECORD does not list it)" in done.out, done.out
+    assert "has no madeup/basket.py (its RECORD does not list it)" in done.text, done.out
     assert "reinstall" not in done.out + done.err
     assert not site.holds_state
 

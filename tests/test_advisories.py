@@ -126,7 +126,7 @@ def audited(tmp_path: Path) -> Audited:
 def advisory_lines(done: Completed) -> list[str]:
     """check's lines about the toypkg advisories (and what follows each: its files, its mitigation)."""
     lines, keep = [], False
-    for line in done.out.splitlines():
+    for line in done.lines:
         if line.startswith("  ") and not line.startswith("    "):
             keep = bool(re.match(r"  (CVE-2026-000\d|advisories: )", line))
         if keep:
@@ -304,7 +304,7 @@ def test_an_entry_the_command_did_not_choose_is_checked_for_the_advisory(tmp_pat
     write_register(site.team_catalog, {FIXED[0]: RECORDS[FIXED[0]] | {"entries": [B_ID]}})
     audited = Audited(site, tmp_path)
     done = audited.run("check")
-    patches = [line.split(":")[0].strip() for line in done.out.splitlines() if re.match(r"  [a-z]", line)]
+    patches = [line.split(":")[0].strip() for line in done.lines if re.match(r"  [a-z]", line)]
     assert patches == [A_ID]  # the patch the file requires; toypkg-b is only read
     assert advisory_lines(done) == [
         f"  {FIXED[0]} ({FIXED[1]}): open: {B_ID} is not applied here; run "

@@ -296,7 +296,7 @@ def result(done: Completed) -> tuple[str, str]:
     """Label and sentence of the one result line; a patch's refusal is its result, on stdout, none on stderr."""
     assert done.err == "", done.err
     prefix = f"  {PATCH_ID}: "
-    (line,) = [line for line in done.out.splitlines() if line.startswith(prefix)]
+    (line,) = [line for line in done.lines if line.startswith(prefix)]
     label, sentence = line[len(prefix) :].split(": ", 1)
     return label, sentence
 
@@ -440,7 +440,7 @@ def test_a_lost_backup_is_a_note_to_check_and_revert_refuses_touching_nothing(
     before = tree(site.root)
     check = run("check")
     assert (check.code, result(check)[0]) == (0, "applied")  # the fix is in place and runs; the way back is gone
-    assert f"    note: {says}" in check.out
+    assert f"    note: {says}" in check.text
     apply = run("apply")
     assert (apply.code, result(apply)[0]) == (0, "applied")
     for args in (("revert",), ("revert", "--force"), ("revert", "--dry-run")):
@@ -453,4 +453,4 @@ def test_the_in_process_runs_act_on_the_site(site: Site, run: Run) -> None:
     """The refusals above mean something only if these runs see the site at all."""
     done = run("check")
     assert (done.code, result(done)[0]) == (1, "needs-patch")
-    assert f": toypkg 1.0 in {site.root}\n" in done.out
+    assert f": toypkg 1.0 in {site.root}\n" in done.text

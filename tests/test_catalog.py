@@ -589,7 +589,7 @@ def test_an_entry_is_read_whole_only_where_its_distribution_is_installed(tmp_pat
     for command in ("check", "apply", "verify", "revert"):
         done = site.run(command, "--patch", ENTRY_ID)
         assert done.code in (0, 1), (command, done.out, done.err)
-        assert f"{ENTRY_ID}: not-installed" in done.out, (command, done.out)
+        assert f"{ENTRY_ID}: not-installed" in done.text, (command, done.out)
     listed = site.run("list", "--patch", ENTRY_ID)
     assert listed.code == 2 and "not a sha256" in listed.err and str(site.team_catalog / ENTRY_ID) in listed.err
 

@@ -176,11 +176,11 @@ def test_a_copy_earlier_on_the_path_is_the_one_patched_and_named(buggy_release: 
 
     check = hfpatch("check", python=venv.python, env=site.env(), patch=PATCH_ID)
     assert (check.code, check.label(PATCH_ID)) == (1, "needs-patch")
-    assert f": transformers {buggy_release.version} in {site.root}\n" in check.out
+    assert f": transformers {buggy_release.version} in {site.root}\n" in check.text
     done = hfpatch("apply", python=venv.python, env=site.env(), patch=PATCH_ID)
     assert (done.code, done.label(PATCH_ID)) == (0, "patched"), done.out + done.err
-    assert f": transformers {buggy_release.version} in {site.root}\n" in done.out
-    assert f" {site.relative_file} now has the fix" in done.out
+    assert f": transformers {buggy_release.version} in {site.root}\n" in done.text
+    assert f" {site.relative_file} now has the fix" in done.text
     assert sha256_of(site.file) == UPSTREAM_FIXED_FILE_SHA256
     assert site.backup.read_bytes() == original
     assert Installed.read(venv) == shadowed
@@ -188,6 +188,6 @@ def test_a_copy_earlier_on_the_path_is_the_one_patched_and_named(buggy_release: 
 
     without: Completed = hfpatch("check", python=venv.python, patch=PATCH_ID)
     assert (without.code, without.label(PATCH_ID)) == (0, "fixed-upstream")
-    assert f": transformers {UPGRADE} in {venv.site_packages}\n" in without.out
+    assert f": transformers {UPGRADE} in {venv.site_packages}\n" in without.text
     assert hfpatch("revert", python=venv.python, env=site.env(), patch=PATCH_ID).code == 0
     assert site.file.read_bytes() == original

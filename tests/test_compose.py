@@ -206,8 +206,8 @@ def test_a_patch_of_two_files_is_checked_applied_and_reverted_as_one_byte_for_by
     done = succeeded(site.run("apply"))
     assert done.label(PAIR_ID) == "patched"
     # Each file named inside the environment the heading names (the JSON document keeps them whole, above).
-    assert done.out.splitlines()[0].endswith(f": toypkg 1.0 in {site.root}"), done.out
-    assert f"  {PAIR_ID}: patched: {', '.join(FILES)} now have the fix " in done.out, done.out
+    assert done.lines[0].endswith(f": toypkg 1.0 in {site.root}"), done.out
+    assert f"  {PAIR_ID}: patched: {', '.join(FILES)} now have the fix " in done.text, done.out
     pair.assert_applied()
     saved = json.loads(site.state.read_text())
     assert [change["file"] for change in saved["files"]] == list(FILES)
@@ -235,7 +235,7 @@ def test_an_apply_that_cannot_write_the_second_file_puts_the_first_back_and_leav
     site = pair.site
     done = run_read_only(site, "apply", directory=(site.root / WORDS).parent)
     assert done.code == 2, done.out + done.err
-    assert f"cannot write {WORDS}: the filesystem is read-only" in done.out, done.out
+    assert f"cannot write {WORDS}: the filesystem is read-only" in done.text, done.out
     assert "Traceback" not in done.err
     assert pair.whole() == ("original", "original")
     assert site.record.read_bytes() == pair.record
@@ -368,8 +368,8 @@ def test_a_run_killed_while_finishing_another_killed_run_still_converges_with_th
     other = Pair(twin(site, tmp_path / "twin"), pair.record)
     patched = "patched" in pair.whole()
     done = succeeded(site.run("revert"))
-    assert ("restored the original" in done.out) is patched, done.out
-    assert ("were already the original" in done.out) is not patched, done.out
+    assert ("restored the original" in done.text) is patched, done.out
+    assert ("were already the original" in done.text) is not patched, done.out
     pair.assert_reverted()
     succeeded(other.site.run("apply"))
     other.assert_applied()
@@ -463,7 +463,7 @@ def test_two_patches_of_one_file_compose_in_either_order_and_each_reverts_on_its
     first, second = reverted
     done = succeeded(run_on(site, "revert", patches=(first,)))
     assert done.label(first) == "reverted"
-    assert f"took {first} out of {site.file.relative_to(site.root)}; {second} stays applied" in done.out, done.out
+    assert f"took {first} out of {site.file.relative_to(site.root)}; {second} stays applied" in done.text, done.out
     assert site.file.read_bytes() == text_with(second), "the file is not the original with only the other's fix"
     assert line_in_record(site.record.read_bytes(), MODULE) == record_line(MODULE, text_with(second))
     assert file_state(site)["patches"] == [second]
@@ -471,7 +471,7 @@ def test_two_patches_of_one_file_compose_in_either_order_and_each_reverts_on_its
     assert (check.code, labels(check)) == (1, {first: "needs-patch", second: "applied"}), check.out + check.err
 
     done = succeeded(run_on(site, "revert", patches=(second,)))
-    assert (done.label(second), "restored the original" in done.out) == ("reverted", True), done.out
+    assert (done.label(second), "restored the original" in done.text) == ("reverted", True), done.out
     assert_neither(site, record)
 
 
@@ -484,7 +484,7 @@ def test_reverting_one_of_two_patches_of_a_file_refuses_without_the_others_entry
     before = tree(site.root)
     done = run_on(site, "revert", patches=(A_ID,), HFPATCH_CATALOG=str(only_a))
     assert (done.code, done.label(A_ID)) == (2, "refused"), done.out + done.err
-    assert "also holds the patch toypkg-b, which no catalog given has" in done.out
+    assert "also holds the patch toypkg-b, which no catalog given has" in done.text
     assert "Traceback" not in done.err
     assert tree(site.root) == before, "a refused revert changed something"
     # with toypkg-b's entry in a catalog given (not selected), the file is rebuilt with its fix
@@ -565,13 +565,13 @@ def test_while_one_patch_of_a_file_is_interrupted_the_other_waits_for_it_untouch
     check = run_on(site, "check", patches=(A_ID,))
     assert (check.code, check.label(A_ID)) == (1, "incomplete"), check.out + check.err
     assert (
-        "as the interrupted apply of toypkg-b left it" in check.out and "with toypkg-b among the patches" in check.out
+        "as the interrupted apply of toypkg-b left it" in check.text and "with toypkg-b among the patches" in check.text
     )
     before = tree(site.root)
     for command in ("apply", "revert"):
         done = run_on(site, command, patches=(A_ID,))
         assert (done.code, done.label(A_ID)) == (2, "refused"), done.out + done.err
-        assert "the apply of toypkg-b was interrupted" in done.out and "nothing was changed" in done.out
+        assert "the apply of toypkg-b was interrupted" in done.text and "nothing was changed" in done.text
     assert tree(site.root) == before
     done = succeeded(run_on(site, "revert"))  # both: toypkg-b's run is finished first
     assert labels(done) == {A_ID: "reverted", B_ID: "reverted"}

@@ -413,6 +413,17 @@ def composed_while_the_others_apply_is_interrupted(where: Path) -> World:
     return world
 
 
+def buggy_again_after_the_fix(where: Path) -> World:
+    """A release after fixed_in that carries the bug again (an upstream revert), in a file no digest knows: the code
+    decides, never the version."""
+    return fresh(where, version="3.0", module=BUGGY_MODULE + "# 3.0 reverted the fix\n")
+
+
+def unknown_code_in_a_pre_release_of_the_fix(where: Path) -> World:
+    """A pre-release after fixed_in whose greet no digest knows: a pre-release is not the fix released."""
+    return fresh(where, version="2.1rc1", module=FIXED_MODULE.replace('name = "world"', 'name = "everyone"'))
+
+
 def without_in_record(world: World, relative_file: str) -> World:
     """A release that never had the file: not installed, and its RECORD has no line for it."""
     (world.site.root / relative_file).unlink()
@@ -828,6 +839,22 @@ SCENARIOS = [
             REFUSED,
         ),
         id="incomplete-composed-the-others-apply-interrupted",
+    ),
+    pytest.param(
+        buggy_again_after_the_fix,
+        expect(
+            Condition.NEEDS_PATCH,
+            "greet is the 1.0 code, which has the bug example/toypkg#1 fixed in 2.0",
+            APPLY_ADVICE,
+            PATCH,
+            NOTHING,
+        ),
+        id="needs-patch-in-a-release-after-the-fix",
+    ),
+    pytest.param(
+        unknown_code_in_a_pre_release_of_the_fix,
+        expect(Condition.UNRECOGNISED, "greet matches no known form", None, REFUSED, NOTHING),
+        id="unrecognised-in-a-pre-release-after-the-fix",
     ),
     pytest.param(
         release_without_the_file,

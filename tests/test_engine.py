@@ -42,7 +42,7 @@ def result(done: Completed) -> tuple[str, str]:
     results go to stdout only, and the sentence does not say its label again."""
     assert done.err == "", done.err
     prefix = f"  {PATCH_ID}: "
-    (line,) = [line for line in done.out.splitlines() if line.startswith(prefix)]
+    (line,) = [line for line in done.lines if line.startswith(prefix)]
     label, sentence = line[len(prefix) :].split(": ", 1)
     words = " ".join(word for word in sentence.lower().split() if "/" not in word)  # paths may hold any word
     assert label not in words and label.replace("-", " ") not in words, line
@@ -151,12 +151,12 @@ def test_an_apply_under_a_misspelt_distribution_is_finished_and_reverted_once_th
     entry.write_text(right.replace('"distribution": "toypkg"', '"distribution": "toypkgg"'), encoding="utf-8")
     done = site.run("apply")
     assert done.code == 0, done.out + done.err
-    assert "note: " in done.out and "has no toypkgg-*.dist-info" in done.out
+    assert "note: " in done.text and "has no toypkgg-*.dist-info" in done.text
     assert site.file.read_bytes() == FIXED and site.record.read_bytes() == record
     entry.write_text(right, encoding="utf-8")
     checked = site.run("check")
     assert (checked.code, result(checked)[0]) == (1, "incomplete"), checked.out
-    assert "RECORD does not match the file; run `hfpatch apply --patch toypkg-1` to finish" in checked.out
+    assert "RECORD does not match the file; run `hfpatch apply --patch toypkg-1` to finish" in checked.flat
     assert site.run("apply").code == 0
     assert site.run("check").code == 0
     reverted = site.run("revert")
@@ -209,7 +209,7 @@ def test_apply_dry_run_prints_the_diff_and_writes_nothing(site: Site) -> None:
     done = site.run("apply", "--dry-run")
     assert done.code == 0
     assert result(done)[0] == "would-apply"
-    assert f"--- a/{MODULE}\n+++ b/{MODULE}\n" in done.out
+    assert f"--- a/{MODULE}\n+++ b/{MODULE}\n" in done.text
     added = [line for line in FIXED_GREET.splitlines() if line not in BUGGY_GREET.splitlines()]
     assert (_changed_lines(done.out, "+"), _changed_lines(done.out, "-")) == (added, [])
     assert tree(site.root) == before
@@ -252,14 +252,14 @@ def test_a_state_left_from_an_older_release_is_noted_and_cleared(tmp_path: Path,
     file, record = upgraded.file.read_bytes(), upgraded.record.read_bytes()
     check = upgraded.run("check")
     assert check.code == 0
-    assert "note: stale state: hfpatch patched toypkg 1.0, and 2.0 is installed now" in check.out
+    assert "note: stale state: hfpatch patched toypkg 1.0, and 2.0 is installed now" in check.text
     done = upgraded.run(command)
     assert done.code == 0, done.out + done.err
     result(done)
     assert not upgraded.holds_state
     assert (upgraded.file.read_bytes(), upgraded.record.read_bytes()) == (file, record)
     again = upgraded.run("check")
-    assert (again.code, "note:" in again.out) == (0, False)
+    assert (again.code, "note:" in again.text) == (0, False)
 
 
 def test_revert_clears_a_stale_state_where_the_new_release_no_longer_has_the_file(tmp_path: Path) -> None:
@@ -274,8 +274,8 @@ def test_revert_clears_a_stale_state_where_the_new_release_no_longer_has_the_fil
     write_files(site.root, files, "toypkg-3.0.dist-info")
     check = site.run("check")
     assert (check.code, result(check)[0]) == (0, "not-applicable"), check.out
-    assert "toypkg 3.0 has no toypkg/core.py (its RECORD does not list it)" in check.out
-    assert "note: stale state: hfpatch patched toypkg 1.0, and 3.0 is installed now" in check.out
+    assert "toypkg 3.0 has no toypkg/core.py (its RECORD does not list it)" in check.text
+    assert "note: stale state: hfpatch patched toypkg 1.0, and 3.0 is installed now" in check.text
     package = tree(site.root / "toypkg")
     done = site.run("revert")
     assert (done.code, result(done)[0]) == (0, "cleared-stale"), done.out + done.err
@@ -480,7 +480,7 @@ def test_without_a_probe_verify_says_so_and_never_verified(site: Site) -> None:
     after = site.run("verify")
     assert after.code == 0
     assert result(after)[0] == "no-probe"
-    assert "verified" not in after.out
+    assert "verified" not in after.text
 
 
 @pytest.mark.parametrize("command", ["apply", "verify", "check", "revert"])
@@ -532,7 +532,7 @@ def test_main_in_process_acts_on_the_interpreter_given_with_python(
 ) -> None:
     check = in_process(site, monkeypatch, capsys, "check")
     assert check.code == 1
-    assert check.out.splitlines()[0] == f"{sys.executable} [Python {sys.version.split()[0]}]: toypkg 1.0 in {site.root}"
+    assert check.lines[0] == f"{sys.executable} [Python {sys.version.split()[0]}]: toypkg 1.0 in {site.root}"
     assert result(check)[0] == "needs-patch"
     apply = in_process(site, monkeypatch, capsys, "apply")
     assert (apply.code, result(apply)[0]) == (0, "patched")
@@ -576,5 +576,5 @@ def test_fail_on_obsolete_fails_only_where_apply_has_nothing_left_to_do(
         assert site.run("apply").code == 0
     done = site.run("check", "--fail-on-obsolete", "--patch", "toypkg-old")
     assert done.code == expected, done.out + done.err
-    assert ("obsolete: every patch is fixed upstream or not applicable here" in done.out) is bool(expected)
-    assert "toypkg-old: fixed-upstream:" in done.out
+    assert ("obsolete: every patch is fixed upstream or not applicable here" in done.text) is bool(expected)
+    assert "toypkg-old: fixed-upstream:" in done.text

@@ -72,7 +72,7 @@ def test_another_python_minor_version_is_patched_from_outside(buggy_site: Site, 
     applied = hfpatch("apply", python=python, env=env, patch=PATCH_ID)
 
     assert (applied.code, applied.label(PATCH_ID)) == (0, "patched"), applied.out + applied.err
-    assert f"[Python 3.{minor}." in applied.out
+    assert f"[Python 3.{minor}." in applied.text
     assert sha256_of(buggy_site.file) == UPSTREAM_FIXED_FILE_SHA256
     # the target's own bytecode was rebuilt for the new source, in its mode, with its magic number
     assert _in(python, BYTECODE_OF, target) == "True 1 True"
@@ -95,12 +95,12 @@ def test_a_wrapper_script_given_to_python_stays_in_the_loop(buggy_site: Site, tm
     check = hfpatch("check", python=wrapper, patch=PATCH_ID)
     assert (check.code, check.label(PATCH_ID)) == (1, "needs-patch"), check.out + check.err
     assert check.out.startswith(f"{wrapper} [Python ")
-    assert f": transformers {buggy_site.version} in {buggy_site.root}\n" in check.out
+    assert f": transformers {buggy_site.version} in {buggy_site.root}\n" in check.text
     assert hfpatch("apply", python=wrapper, patch=PATCH_ID).label(PATCH_ID) == "patched"
     assert sha256_of(buggy_site.file) == UPSTREAM_FIXED_FILE_SHA256
     verify = hfpatch("verify", python=wrapper, patch=PATCH_ID)
     assert (verify.code, verify.label(PATCH_ID)) == (0, "verified"), verify.out + verify.err
-    assert "the patch is applied and in effect" in verify.out
+    assert "the patch is applied and in effect" in verify.text
     assert hfpatch("revert", python=wrapper, patch=PATCH_ID).label(PATCH_ID) == "reverted"
     assert buggy_site.file.read_bytes() == original
 

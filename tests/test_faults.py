@@ -51,13 +51,13 @@ LOCK_WAIT_BOUND = 60.0
 
 def label(done: Completed) -> str:
     """What hfpatch printed for the patch: `  toypkg-1: <label>: <sentence>` -> <label>."""
-    lines = [line for line in done.out.splitlines() if line.startswith(f"  {PATCH_ID}: ")]
+    lines = [line for line in done.lines if line.startswith(f"  {PATCH_ID}: ")]
     assert len(lines) == 1, done.out + done.err
     return lines[0].split(": ")[1]
 
 
 def sentence(done: Completed) -> str:
-    lines = [line for line in done.out.splitlines() if line.startswith(f"  {PATCH_ID}: ")]
+    lines = [line for line in done.lines if line.startswith(f"  {PATCH_ID}: ")]
     assert len(lines) == 1, done.out + done.err
     return lines[0].split(": ", 2)[2]
 
@@ -534,7 +534,7 @@ def test_a_linked_target_is_refused_untouched_and_check_and_verify_say_why(
         done = site.run(command)
         assert done.code == 1, done.out + done.err
         assert "symbolic link" in sentence(done) and str(target) in sentence(done), done.out
-        assert "hfpatch apply" not in done.out, f"{command} suggests an apply that would refuse: {done.out}"
+        assert "hfpatch apply" not in done.text, f"{command} suggests an apply that would refuse: {done.out}"
     assert tree(site.root) == before
 
 
@@ -573,9 +573,9 @@ def test_with_a_second_copy_on_the_path_only_the_imported_copy_is_patched_and_na
     path = f"{first.site.root}{os.pathsep}{second.site.root}"
     shadowed = tree(second.site.root)
     done = succeeded(first.site.run("apply", PYTHONPATH=path))
-    assert done.out.splitlines()[0].endswith(f": toypkg 1.0 in {first.site.root}")
-    assert f" {MODULE} now has the fix" in done.out
-    assert str(second.site.root) not in done.out
+    assert done.lines[0].endswith(f": toypkg 1.0 in {first.site.root}")
+    assert f" {MODULE} now has the fix" in done.text
+    assert str(second.site.root) not in done.text
     assert_applied(first)
     assert tree(second.site.root) == shadowed
     check = second.site.run("check")  # on its own, the shadowed copy still needs the patch

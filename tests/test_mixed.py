@@ -54,7 +54,7 @@ def environments(tmp_path: Path) -> Environments:
 
 def headings(done: Completed) -> list[str]:
     """The interpreters the text output reports on, in order."""
-    return [line.split(" [Python ")[0] for line in done.out.splitlines() if " [Python " in line]
+    return [line.split(" [Python ")[0] for line in done.lines if " [Python " in line]
 
 
 def test_apply_acts_on_every_usable_environment_and_exits_with_the_worst_code(environments: Environments) -> None:
@@ -90,7 +90,7 @@ def test_check_reports_every_environment_in_order_with_its_own_exit_code_and_the
 
 def test_each_environment_s_advice_names_its_own_python(environments: Environments) -> None:
     done = environments.run("check")
-    lines = [line for line in done.out.splitlines() if line.startswith(f"  {PATCH_ID}: needs-patch: ")]
+    lines = [line for line in done.lines if line.startswith(f"  {PATCH_ID}: needs-patch: ")]
     assert [line.rsplit("; ", 1)[1] for line in lines] == [
         f"run `hfpatch apply --python {python} --patch {PATCH_ID}`"
         for python in (environments.pythons[0], environments.pythons[2])
@@ -103,7 +103,7 @@ def test_list_reports_every_usable_environment_and_fails_for_the_unusable_one(en
     first, broken, second = environments.pythons
     # One column an environment, numbered in the order given; the legend heads each usable one as check does.
     assert headings(done) == [f"1: {first}", f"3: {second}"]
-    assert f"\n2: {broken}\n" in done.out
+    assert f"\n2: {broken}\n" in done.text
     assert {column: done.listing()[PATCH_ID][column] for column in "123"} == {
         "1": "needs-patch",
         "2": "error",
@@ -179,7 +179,7 @@ def test_fail_on_obsolete_over_mixed_conditions(
         assert applied.code == 0, applied.out + applied.err
     done = check(site, *patch_ids)
     assert [done.label(patch_id) for patch_id in patch_ids] == labels, done.out + done.err
-    assert (done.code, OBSOLETE in done.out) == (code, obsolete), done.out + done.err
+    assert (done.code, OBSOLETE in done.text) == (code, obsolete), done.out + done.err
 
 
 def test_a_patch_whose_distribution_is_not_installed_leaves_apply_obsolete(
@@ -190,7 +190,7 @@ def test_a_patch_whose_distribution_is_not_installed_leaves_apply_obsolete(
     site = hub_site(hub, tmp_path, "2.0")
     done = check(site, FIRST, PATCH_ID, catalog=tmp_path / "toy-catalog")
     assert [done.label(patch_id) for patch_id in (FIRST, PATCH_ID)] == ["fixed-upstream", "not-installed"]
-    assert (done.code, OBSOLETE in done.out) == (1, True), done.out + done.err
+    assert (done.code, OBSOLETE in done.text) == (1, True), done.out + done.err
 
 
 def test_a_release_with_the_fix_backported_has_the_upstream_fix(hub: tuple[Path, Path], tmp_path: Path) -> None:
@@ -198,7 +198,7 @@ def test_a_release_with_the_fix_backported_has_the_upstream_fix(hub: tuple[Path,
     site = hub_site(hub, tmp_path, "1.0.1")
     done = site.run("check")
     assert (done.code, done.label(FIRST)) == (0, "fixed-upstream"), done.out + done.err
-    assert f"{factory.HUB} 1.0.1 has the upstream fix ({FIRST}, in 2.0): this patch is obsolete here" in done.out
+    assert f"{factory.HUB} 1.0.1 has the upstream fix ({FIRST}, in 2.0): this patch is obsolete here" in done.text
 
 
 def test_fail_on_obsolete_judges_each_environment_on_its_own(hub: tuple[Path, Path], tmp_path: Path) -> None:

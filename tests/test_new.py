@@ -735,7 +735,7 @@ def test_an_entry_for_a_normalised_name_finds_the_installed_dist_info(
     applied = site.run("apply")
     assert (applied.code, applied.label("hub-first")) == (0, "patched"), applied.out + applied.err
     # The heading names the distribution by its metadata, found through made_up_hub-1.0.dist-info, and where it lies.
-    assert applied.out.splitlines()[0].endswith(f": {factory.HUB} 1.0 in {root}"), applied.out
+    assert applied.lines[0].endswith(f": {factory.HUB} 1.0 in {root}"), applied.out
     assert f"  hub-first: patched: {factory.HUB_CORE} now has the fix " in applied.out
     assert "note:" not in applied.out
     fixed = factory.hub_files("2.0")[factory.HUB_CORE]
@@ -1054,7 +1054,7 @@ def test_applied_to_1_1_the_helper_is_inserted_and_the_rest_of_the_file_kept(
     assert venv.run("from madeup.core import total; print(total([None, 4]))") == "4"
     skeleton = hfpatch_in(venv, "verify", written, "madeup-total")
     assert (skeleton.code, skeleton.label("madeup-total")) == (2, "broken-probe"), skeleton.out
-    assert "is the skeleton hfpatch new wrote: write its reproduce()" in skeleton.out
+    assert "is the skeleton hfpatch new wrote: write its reproduce()" in skeleton.text
     # The author writes what proves the fix, in the skeleton's own terms (in a copy: the entries are shared);
     # verify then runs the real code.
     own = dataclasses.replace(written, catalog=tmp_path / "catalog")

@@ -174,3 +174,53 @@ def test_the_entry_s_header_names_the_fix_where_no_title_or_upstream_is_given(tm
     )
     pulled = draft.header(dataclasses.replace(given, upstream="https://github.com/x/madeup/pull/7"), wanted, "-")
     assert pulled.upstream == "x/madeup#7"
+
+
+# ------------------------------------------------------------------------- what patch releases carry (pinned)
+
+
+def test_a_package_init_whose_lazy_import_table_changed_is_carried_without_its_version(tmp_path: Path) -> None:
+    """A patch release's package __init__.py: its lazy-import table gains a name (a module-level `if TYPE_CHECKING:`
+    block, once refused as "the transform did not produce the fixed if TYPE_CHECKING"), and its __version__ differs,
+    which is the release's own and never carried."""
+    head = '"""lazy."""\nimport sys\nfrom typing import TYPE_CHECKING\n\nfrom .utils import _LazyModule\n\n'
+    head += '__version__ = "{}"\n\n'
+    lazy = "else:\n    sys.modules[__name__] = _LazyModule(__name__, _import_structure)\n"
+    old = '_import_structure = {"a": ["A"]}\n\nif TYPE_CHECKING:\n    from .a import A\n' + lazy
+    new = old.replace('["A"]}', '["A"], "b": ["B"]}').replace("A\nelse", "A\n    from .b import B\nelse")
+    links = tmp_path / "wheels"
+    links.mkdir()
+    for version, text in (("1.0", old), ("1.1", old), ("1.2", new)):
+        files = {"lazy/__init__.py": (head.format(version) + text).encode(), "lazy/utils.py": b"_LazyModule = 1\n"}
+        factory.write_wheel(links, version, files, name="lazy")
+    out = io.StringIO()
+    assert command.run(Request("lazy-b", ("lazy:lazy",), "1.2", str(tmp_path / "c"), find_links=str(links)), out) == 0
+    said = out.getvalue()
+    assert "1.1      A     needs-patch  _import_structure: 1 line differs from the fix; if TYPE_CHECKING" in said, said
+    assert "note: the fix also changes __version__ in lazy/__init__.py, which the entry does not carry" in said
+    from hfpatch import entry
+
+    (file,) = entry.load(tmp_path / "c" / "lazy-b").files
+    assert [target.name for target in file.targets] == ["_import_structure", "if TYPE_CHECKING"]
+
+
+def test_a_statement_a_whole_module_fix_only_moved_is_left_where_it_is_and_the_rest_carried(tmp_path: Path) -> None:
+    """Moved as it was, a statement is removed at one place and added at another: once refused as "the transform
+    did not produce the fixed b" (both at once); now left where the release has it, and said so."""
+    a, a_fix, b = "def a(x):\n    return x\n", "def a(x):\n    return x or 0\n", "def b(y):\n    return y * 2\n"
+    links = tmp_path / "wheels"
+    links.mkdir()
+    for version, body in (("1.0", f"{a}\n\n{b}"), ("1.1", f"{a}\n\n{b}"), ("1.2", f"{b}\n\n{a_fix}")):
+        files = {"mv/__init__.py": b"", "mv/core.py": f'"""mv."""\n\n\n{body}'.encode()}
+        factory.write_wheel(links, version, files, name="mv")
+    out = io.StringIO()
+    assert command.run(Request("mv-1", ("mv:mv.core",), "1.2", str(tmp_path / "c"), find_links=str(links)), out) == 0
+    said = out.getvalue()
+    assert "1.1      A     needs-patch  same signature as the fix; 1 line differs from the fix" in said, said
+    assert "note: the fix also changes b in mv/core.py, which the entry does not carry" in said
+    from hfpatch import entry, rewrite
+
+    patch = entry.load(tmp_path / "c" / "mv-1")
+    assert [target.name for target in patch.files[0].targets] == ["a"]
+    old = f'"""mv."""\n\n\n{a}\n\n{b}'.encode()
+    assert rewrite.patched(old, patch, patch.files[0]) == f'"""mv."""\n\n\n{a_fix}\n\n{b}'.encode()

@@ -48,7 +48,7 @@ def test_each_environment_is_named_once_and_each_line_names_its_file_inside_it(t
     sites, paths = environments(tmp_path)
     done = run(sites[0], "apply", *pythons(paths[:1]))
     assert done.code == 0, done.out + done.err
-    heading, line, *rest = done.out.splitlines()
+    heading, line, *rest = done.lines
     assert heading == f"{paths[0]} [Python {sys.version.split()[0]}]: toypkg 1.0 in {sites[0].root}"
     assert line == f"  {PATCH_ID}: patched: toypkg/core.py now has the fix (example/toypkg#1, upstream in 2.0)"
     assert rest == []
@@ -60,17 +60,17 @@ def test_several_environments_end_with_one_summary_line(tmp_path: Path) -> None:
     assert run(sites[2], "apply", *pythons(paths[2:])).code == 0
     done = run(sites[0], "check", *pythons(paths))
     assert done.code == 1, done.out + done.err
-    assert done.out.splitlines()[-1] == "3 environments: 1 needs action, 2 as they must be"
+    assert done.lines[-1] == "3 environments: 1 needs action, 2 as they must be"
     one = run(sites[0], "check", *pythons(paths[:1]))  # one environment: no summary
-    assert not one.out.splitlines()[-1].endswith(" as it must be"), one.out
-    assert len(one.out.splitlines()) == 2, one.out
+    assert not one.lines[-1].endswith(" as it must be"), one.out
+    assert len(one.lines) == 2, one.out
 
 
 def test_quiet_prints_only_what_needs_action_and_nothing_at_all_when_all_is_well(tmp_path: Path) -> None:
     sites, paths = environments(tmp_path)
     done = run(sites[0], "check", "-q", *pythons(paths))
     assert (done.code, done.err) == (1, ""), done.out + done.err
-    assert done.out.splitlines() == [
+    assert done.lines == [
         f"{paths[0]} [Python {sys.version.split()[0]}]: toypkg 1.0 in {sites[0].root}",
         f"  {PATCH_ID}: needs-patch: the released 1.0 file, which has the bug example/toypkg#1 fixed in 2.0; "
         f"run `hfpatch apply --python {paths[0]} --patch {PATCH_ID}`",
@@ -96,16 +96,16 @@ def toy_is_built_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
     return site
 
 
-def test_a_built_in_patch_fixed_upstream_is_one_short_line_unless_asked_for(
+def test_a_patch_nobody_asked_for_that_does_not_concern_the_environment_is_counted_unless_asked_for(
     toy_is_built_in: Site, capsys: pytest.CaptureFixture[str]
 ) -> None:
     here = ["--python", sys.executable]
     folded = in_process(["check", *here], capsys)
     assert folded.code == 0, folded.out + folded.err
-    assert folded.out.splitlines()[1:] == ["  fixed upstream, nothing to do: toypkg-1"]
-    for asked in (["--patch", PATCH_ID], ["--fail-on-obsolete"]):
+    assert folded.lines[1:] == ["  not concerned here: 1 fixed-upstream (-v lists them)"]
+    for asked in (["--patch", PATCH_ID], ["--fail-on-obsolete"], ["-v"]):
         done = in_process(["check", *here, *asked], capsys)
-        assert f"  {PATCH_ID}: fixed-upstream: toypkg 2.0 has the upstream fix" in done.out, done.out
+        assert f"  {PATCH_ID}: fixed-upstream: toypkg 2.0 has the upstream fix" in done.text, done.out
     assert in_process(["check", "--json", *here], capsys).document()["environments"][0]["patches"][0]["id"] == PATCH_ID
     assert in_process(["list", *here], capsys).listing()[PATCH_ID]["here"] == "fixed-upstream"
 
@@ -127,7 +127,7 @@ def test_new_s_help_fits_80_columns_and_keeps_names_whole() -> None:
     done = hfpatch("new", "--help", env=clean_env(COLUMNS="80"))
     assert done.code == 0, done.err
     assert max(len(line) for line in done.out.splitlines()) <= 80, done.out
-    assert "transformers:transformers.utils.hub:cached_file," in done.out
+    assert "transformers:transformers.utils.hub:cached_file," in done.text
 
 
 def test_list_shows_one_column_per_environment_and_says_which(tmp_path: Path) -> None:
@@ -140,5 +140,5 @@ def test_list_shows_one_column_per_environment_and_says_which(tmp_path: Path) ->
         "3": "needs-patch",
     }
     for number, (site, path) in enumerate(zip(sites, paths, strict=True), start=1):
-        assert f"\n{number}: {path} [Python " in done.out and f": toypkg {site.version} in {site.root}\n" in done.out
-    assert os.sep in done.out.splitlines()[-1]
+        assert f"\n{number}: {path} [Python " in done.text and f": toypkg {site.version} in {site.root}\n" in done.text
+    assert os.sep in done.lines[-1]

@@ -124,7 +124,7 @@ def owners(root: Path) -> dict[str, tuple[int, int]]:
 
 
 def sentence(done: Completed) -> str:
-    lines = [line for line in done.out.splitlines() if line.startswith(f"  {PATCH_ID}: ")]
+    lines = [line for line in done.lines if line.startswith(f"  {PATCH_ID}: ")]
     assert len(lines) == 1, done.out + done.err
     return lines[0].split(": ", 2)[2]
 

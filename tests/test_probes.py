@@ -188,9 +188,9 @@ def test_a_release_the_entry_was_not_written_from_is_left_alone_and_no_probe_run
 def test_a_probe_s_error_of_several_lines_is_one_line_of_the_report(site: Site, tmp_path: Path) -> None:
     _probe(site, "print(json.dumps({'ok': False, 'bug': True, 'error_type': 'E', 'error': 'first\\n  second'}))\n")
     done = site.run("verify", TMPDIR=str(tmp_path))
-    (line,) = [line for line in done.out.splitlines() if PATCH_ID in line]
+    (line,) = [line for line in done.lines if PATCH_ID in line]
     assert "is live here: E: first second" in line
-    assert "second" not in done.out.replace(line, "")
+    assert "second" not in done.text.replace(line, "")
 
 
 def test_a_probe_that_cannot_be_read_is_broken(site: Site, tmp_path: Path) -> None:

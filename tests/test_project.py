@@ -50,7 +50,7 @@ def labels(done: Completed) -> dict[str, str]:
     """Each patch's label: `  <id>: <label>: <sentence>`."""
     return {
         line.split(":")[0].strip(): line.split(":")[1].strip()
-        for line in done.out.splitlines()
+        for line in done.lines
         if line.startswith("  ") and not line.startswith("    ")
     }
 
@@ -77,7 +77,7 @@ def test_every_command_acts_on_exactly_the_patches_the_file_requires_from_the_ca
     assert (check.code, labels(check)) == (1, {PATCH_ID: "needs-patch"}), check.out + check.err
     assert check.out.startswith(f"[tool.hfpatch] of {project.pyproject}\n"), check.out
     # the suggestion needs no option: the same directory finds the same file
-    assert "run `hfpatch apply`" in check.out, check.out
+    assert "run `hfpatch apply`" in check.text, check.out
 
     apply = project.run("apply")
     assert (apply.code, labels(apply)) == (0, {PATCH_ID: "patched"}), apply.out + apply.err
@@ -96,8 +96,8 @@ def test_list_shows_every_patch_of_the_catalogs_and_marks_the_required_ones(proj
     assert done.code == 0, done.out + done.err
     rows = done.listing()
     assert PATCH_ID in rows and "transformers-46618" in rows, done.out
-    assert f"\n{PATCH_ID} * " in done.out
-    assert f"\n*: required by [tool.hfpatch] of {project.pyproject}\n" in done.out
+    assert f"\n{PATCH_ID} * " in done.text
+    assert f"\n*: required by [tool.hfpatch] of {project.pyproject}\n" in done.text
 
 
 def test_the_command_line_adds_catalogs_and_its_patches_override_the_files(project: Project, tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_the_command_line_adds_catalogs_and_its_patches_override_the_files(proje
     # toypkg-1 and toypkg-2 change one statement: only one can be selected at a time
     only = project.run("check", "--catalog", str(other), "--patch", "toypkg-2")
     assert (only.code, labels(only)) == (1, {"toypkg-2": "needs-patch"}), only.out + only.err
-    assert f"run `hfpatch apply --patch toypkg-2 --catalog {other}`" in only.out, only.out
+    assert f"run `hfpatch apply --patch toypkg-2 --catalog {other}`" in only.text, only.out
     # --catalog adds to the file's catalogs: the file's patch is still found in its own
     both = project.run("check", "--catalog", str(other))
     assert (both.code, labels(both)) == (1, {PATCH_ID: "needs-patch"}), both.out + both.err
@@ -122,7 +122,7 @@ def test_no_config_ignores_the_file_and_config_names_one(project: Project, tmp_p
     elsewhere.mkdir()
     named = project.run("check", "--config", str(project.pyproject), cwd=elsewhere)
     assert (named.code, labels(named)) == (1, {PATCH_ID: "needs-patch"}), named.out + named.err
-    assert f"run `hfpatch apply --config {project.pyproject}`" in named.out, named.out
+    assert f"run `hfpatch apply --config {project.pyproject}`" in named.text, named.out
 
     both = project.run("check", "--config", str(project.pyproject), "--no-config")
     assert "not allowed with argument" in error_line(both)
@@ -134,14 +134,14 @@ def test_a_pyproject_without_the_table_stops_the_search(project: Project) -> Non
     inner.write_text('[project]\nname = "inner"\n\n[project.scripts]\nhfpatch = "x:y"\n', encoding="utf-8")
     done = project.run("check", "--catalog", str(project.root / "hfpatches"), "--patch", PATCH_ID)
     assert (done.code, labels(done)) == (1, {PATCH_ID: "needs-patch"}), done.out + done.err
-    assert "[tool.hfpatch]" not in done.out
+    assert "[tool.hfpatch]" not in done.text
 
 
 @pytest.mark.parametrize(
     "pyproject",
     [
         pytest.param('[tool]\nhfpatch.catalog = ["hfpatches"]\nhfpatch.patches = ["toypkg-1"]\n', id="dotted-keys"),
-        pytest.param('tool.hfpatch = { catalog = "hfpatches", patches = "toypkg-1" }\n', id="inline-table"),
+        pytest.param('tool.hfpatch = { catalog = ["hfpatches"], patches = ["toypkg-1"] }\n', id="inline-table"),
         pytest.param('[ "tool" . hfpatch ]\ncatalog = [\n  "hfpatches",\n]\npatches = ["toypkg-1"]\n', id="spaced"),
     ],
 )
@@ -181,6 +181,22 @@ def test_the_table_is_found_however_toml_spells_it(tmp_path: Path, pyproject: st
             TABLE.replace('patches = ["toypkg-1"]', "patches = [1]"),
             "{file}:6: [tool.hfpatch] patches must be a list of patch ids (strings), not [1].",
             id="a-value-of-the-wrong-type",
+        ),
+        pytest.param(
+            TABLE.replace('patches = ["toypkg-1"]', 'patches = "toypkg-1"'),
+            "{file}:6: [tool.hfpatch] patches must be a list of patch ids (strings), not 'toypkg-1'; write "
+            "patches = ['toypkg-1'].",
+            id="a-string-for-a-list",
+        ),
+        pytest.param(
+            TABLE.replace("[tool.hfpatch]", "[tool.hfpatchs]"),
+            "{file}:4: [tool.hfpatchs] is no table hfpatch reads; did you mean [tool.hfpatch]?",
+            id="a-misspelt-table",
+        ),
+        pytest.param(
+            TABLE.replace("[tool.hfpatch]", "[tool.hf-patch]"),
+            "{file}:4: [tool.hf-patch] is no table hfpatch reads; did you mean [tool.hfpatch]?",
+            id="a-misspelt-table-with-a-hyphen",
         ),
         pytest.param(
             TABLE.replace('patches = ["toypkg-1"]', "patches = []"),

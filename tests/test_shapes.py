@@ -92,6 +92,9 @@ STRINGS = (
     'class Report:\n    def render(self):\n        head = """\nReport\n  ======\n"""\n'
     '        \n        return head + "1"\n'
 )
+# A package __init__ whose lazy-import table gained a name (a statement of the module that is an `if` itself).
+LAZY = "import sys\n\nif TYPE_CHECKING:\n    from .a import A\nelse:\n    sys.modules[__name__] = _Lazy(_table)\n"
+LAZY_FIX = LAZY.replace("    from .a import A\n", "    from .a import A\n    from .b import B\n")
 REWRITES = [
     pytest.param(
         "import os\n\nX = 1\n",
@@ -144,6 +147,16 @@ REWRITES = [
         ],
         STRINGS.replace('"1"', '"2"'),
         id="string-contents-and-a-whitespace-only-line-kept",
+    ),
+    pytest.param(
+        LAZY,
+        [
+            _target(
+                "if TYPE_CHECKING", LAZY_FIX.split("\n\n", 1)[1].rstrip("\n"), (LAZY.split("\n\n", 1)[1].rstrip("\n"),)
+            )
+        ],
+        LAZY_FIX,
+        id="a-module-level-if-block-a-lazy-import-table-s",
     ),
     pytest.param("import os\n", [_target("import os", "import os", ("import sys",))], "import os\n", id="noop"),
 ]
@@ -311,7 +324,7 @@ def test_a_whole_modules_fix_makes_the_old_release_the_fixed_file_byte_for_byte(
     done = _new(capsys, wheels, tmp_path / "catalog", "madeup-shapes", "madeup.shapes")
     assert done.code == 0, done.out + done.err
     assert done.table()["1.0"][1] == "needs-patch"
-    assert "note: patched, the 1.0 file is the 2.0 file byte for byte" in done.out
+    assert "note: patched, the 1.0 file is the 2.0 file byte for byte" in done.text
     written = entry.load(tmp_path / "catalog" / "madeup-shapes")
     (file,) = written.files
     assert [target.name for target in file.targets] == [
@@ -356,7 +369,7 @@ def test_a_fix_that_calls_another_module_with_a_new_signature_is_refused_naming_
     assert (
         "the fix of Model.forward calls check_inputs from madeup/utils.py, which here is (func) where madeup 2.0 "
         "has (func=..., *, tie=...); carry that module too (--target DIST:madeup.utils)"
-    ) in alone.out
+    ) in alone.text
     assert not (catalog / "madeup-models").exists()
     both = _new(capsys, wheels, catalog, "madeup-models", "madeup.models:Model.forward", "madeup.utils")
     assert both.code == 0, both.out + both.err
@@ -385,7 +398,7 @@ def test_a_fix_that_constructs_a_class_of_its_module_with_new_fields_is_refused_
     assert (
         "the fix of read calls Meta, which here is class with fields (size) where madeup 2.0 has class with fields "
         "(size, remote=...); add --target DIST:madeup.meta:Meta to carry it"
-    ) in alone.out
+    ) in alone.text
     assert not (catalog / "madeup-meta").exists()
     both = _new(capsys, wheels, catalog, "madeup-meta", "madeup.meta:read", "madeup.meta:Meta")
     assert both.code == 0, both.out + both.err
@@ -403,7 +416,7 @@ def test_what_the_fix_changes_beside_its_targets_is_named_and_not_carried(
     assert (
         "note: the fix also changes LIMIT in madeup/counter.py, which the targets do not carry; --target "
         "madeup:madeup.counter carries the whole module's fix"
-    ) in done.out
+    ) in done.text
 
 
 def test_string_contents_and_whitespace_only_lines_come_out_as_the_fixed_release_has_them(
@@ -411,7 +424,7 @@ def test_string_contents_and_whitespace_only_lines_come_out_as_the_fixed_release
 ) -> None:
     done = _new(capsys, wheels, tmp_path / "catalog", "madeup-text", "madeup.text:Report.render")
     assert done.code == 0, done.out + done.err
-    assert "note: patched, the 1.0 file is the 2.0 file byte for byte" in done.out
+    assert "note: patched, the 1.0 file is the 2.0 file byte for byte" in done.text
     venv = _venv(tmp_path, wheels)
     assert _hfpatch(venv, "apply", tmp_path / "catalog", "madeup-text").code == 0
     assert (venv.site_packages / "madeup" / "text.py").read_bytes() == TEXT_20.encode()
@@ -459,8 +472,8 @@ def test_a_patch_whose_module_would_not_import_is_refused_and_nothing_is_written
     installed = venv.site_packages / "madeup" / "counter.py"
     done = _hfpatch(venv, "apply", catalog, "madeup-hand")
     assert done.code == 2, done.out + done.err
-    assert "the patched madeup.counter fails to import here (ValueError: invalid literal for int()" in done.out
-    assert "where the original imports; nothing was changed" in done.out
+    assert "the patched madeup.counter fails to import here (ValueError: invalid literal for int()" in done.text
+    assert "where the original imports; nothing was changed" in done.text
     assert installed.read_text() == COUNTER_10
     assert not (venv.site_packages / ".hfpatch" / "madeup-hand").exists()
 
@@ -483,9 +496,9 @@ def test_a_patch_of_function_bodies_alone_is_not_imported(wheels: Path, tmp_path
     record.write_text("\n".join(lines) + "\n")
     done = _hfpatch(venv, "apply", catalog, "madeup-hand")
     assert (done.code, done.label("madeup-hand")) == (0, "patched"), done.out + done.err
-    assert "import check" not in done.out
+    assert "import check" not in done.text
     assert _hfpatch(venv, "revert", catalog, "madeup-hand").code == 0
     statement = _entry(tmp_path / "other", "LIMIT = 5", "LIMIT = 3", "LIMIT")
     done = _hfpatch(venv, "apply", statement, "madeup-hand")
     assert done.code == 0, done.out + done.err
-    assert "does not import here, patched or not (ModuleNotFoundError" in done.out
+    assert "does not import here, patched or not (ModuleNotFoundError" in done.text

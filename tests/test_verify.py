@@ -49,7 +49,7 @@ def test_verify_passes_after_apply_and_fails_again_after_revert(buggy_site: Site
     assert hfpatch("apply", env=env, patch=PATCH_ID, python=sys.executable).code == 0
     done = hfpatch("verify", env=env, patch=PATCH_ID, python=sys.executable)
     assert (done.code, done.label(PATCH_ID)) == (0, "verified"), done.out + done.err
-    assert "the patch is applied and in effect" in done.out
+    assert "the patch is applied and in effect" in done.text
     assert hfpatch("revert", env=env, patch=PATCH_ID, python=sys.executable).code == 0
     again = hfpatch("verify", env=env, patch=PATCH_ID, python=sys.executable)
     assert (again.code, again.label(PATCH_ID)) == (1, "verify-failed"), again.out + again.err
@@ -72,7 +72,7 @@ def test_verify_catches_stale_bytecode_that_reading_the_file_cannot_see(buggy_si
     assert hfpatch("verify", env=env, patch=PATCH_ID, python=sys.executable).code == 1
     check = hfpatch("check", env=env, patch=PATCH_ID, python=sys.executable)
     assert (check.code, check.label(PATCH_ID)) == (1, "incomplete"), check.out
-    assert "bytecode" in check.out
+    assert "bytecode" in check.text
     assert hfpatch("apply", env=env, patch=PATCH_ID, python=sys.executable).code == 0
     assert hfpatch("verify", env=env, patch=PATCH_ID, python=sys.executable).code == 0
     assert hfpatch("check", env=env, patch=PATCH_ID, python=sys.executable).code == 0

@@ -14,7 +14,7 @@ from hfpatch import classify, statements, versions
 from hfpatch.entry import Form, KnownFile, Patch, PatchFile, Target, Verdict, release_span
 from hfpatch.errors import AuthoringError, UnexpectedCode
 from hfpatch.new import judge
-from hfpatch.new.judge import Change, FileFix, FileVerdict, Judged, Judgement, Op, Status, sorted_releases
+from hfpatch.new.judge import Change, FileFix, FileJudgement, Judgement, Op, Standing, TableVerdict, sorted_releases
 
 FIX_LABEL = "fix"  # the fixed text's label in the table's form column
 # A release's files: path -> bytes, None where the release has no such file.
@@ -36,7 +36,7 @@ class Row:
 
     release: str
     forms: tuple[str, ...]
-    verdict: Judged
+    verdict: TableVerdict
     reason: str
 
 
@@ -88,9 +88,9 @@ class Fixed:
 @dataclass
 class _Release:
     release: str
-    verdict: Judged
+    verdict: TableVerdict
     reason: str
-    files: dict[str, FileVerdict] = field(default_factory=dict)
+    files: dict[str, FileJudgement] = field(default_factory=dict)
 
 
 def understand(header: Patch, wanted: Sequence[Wanted], fixed: Fixed, releases: Texts) -> tuple[FileFix, ...]:
@@ -146,7 +146,7 @@ def author(
     missing, unsafe = _unsafe(fixes, judged, fix_sources, fixed)
     if missing or unsafe:
         return Authoring(tuple(fixes), rows, None, missing, unsafe, tuple(hints), safe_since=_safe_since(judged))
-    needing = [release for release, found in judged.items() if found.verdict is Judged.NEEDS_PATCH]
+    needing = [release for release, found in judged.items() if found.verdict is TableVerdict.NEEDS_PATCH]
     if not needing:
         return Authoring(tuple(fixes), rows, None, notes=tuple(_notes(fixes, judged, header, fixed) + hints))
     targets, split = _targets(fixes, judged)
@@ -220,7 +220,7 @@ def _later_than_the_fix(
     old = None if before is None else statements.parse(before, f"{fix.file} of {fixed.before}")
     kept = judged
     for key, judgement in judged.items():
-        if judgement.status is not Status.NEEDS or judgement.unit is None:
+        if judgement.status is not Standing.NEEDS or judgement.unit is None:
             continue
         was = None if old is None else statements.find(old, key)
         if was is not None and was.text == judgement.unit.text:
@@ -230,7 +230,7 @@ def _later_than_the_fix(
             f"{key} here is neither the fix nor {code}, in a release later than the fix's {fixed.version}: it may "
             "have the fix in another form (--fixed-in names the release that has it)"
         )
-        kept[key] = dataclasses.replace(judgement, status=Status.NOT_APPLICABLE, reason=reason)
+        kept[key] = dataclasses.replace(judgement, status=Standing.NOT_APPLICABLE, reason=reason)
     return kept
 
 
@@ -242,10 +242,10 @@ def _judge_file(
     releases: Texts,
     release: str,
     modules: Mapping[str, str],
-) -> FileVerdict:
+) -> FileJudgement:
     text = releases[release].get(fix.file)
     if text is None:
-        return FileVerdict(Judged.ABSENT, f"no {fix.file} in this release")
+        return FileJudgement(TableVerdict.ABSENT, f"no {fix.file} in this release")
     source = statements.parse(text, f"{fix.file} of {release}")
     judged = {change.key: judge.judge(change, source, release, header.fixed_in) for change in fix.changes}
     if header.fixed_in is None and fixed.version is not None and not versions.is_at_least(fixed.version, release):
@@ -257,7 +257,7 @@ def _judge_file(
     try:
         patched = _patched(text, header, draft)
     except UnexpectedCode as error:
-        return FileVerdict(Judged.NOT_APPLICABLE, str(error), judged)
+        return FileJudgement(TableVerdict.NOT_APPLICABLE, str(error), judged)
     result = statements.parse(patched, f"{fix.file} of {release}, patched")
     refused = _as_patched(fix, fix_source, source, result, judged, patched) or _calling(
         fix, fix_source, result, fixed, releases, release, modules, judged, patched
@@ -267,11 +267,11 @@ def _judge_file(
     reasons = []
     for change in fix.changes:
         status = judged[change.key].status
-        if status is Status.NEEDS:
+        if status is Standing.NEEDS:
             reasons.append(_named(fix, change.key, judged[change.key].reason))
-        elif status is Status.ABSENT and change.op is not Op.DELETE:
+        elif status is Standing.ABSENT and change.op is not Op.DELETE:
             reasons.append(f"{change.key} absent: the patch adds it")
-    return FileVerdict(Judged.NEEDS_PATCH, "; ".join(reasons), judged, patched)
+    return FileJudgement(TableVerdict.NEEDS_PATCH, "; ".join(reasons), judged, patched)
 
 
 def _named(fix: FileFix, key: str, reason: str) -> str:
@@ -279,24 +279,28 @@ def _named(fix: FileFix, key: str, reason: str) -> str:
     return f"{key}: {reason}" if len(fix.changes) > 1 else reason
 
 
-def _as_it_is(fix: FileFix, judged: Mapping[str, Judgement]) -> FileVerdict | None:
+def _as_it_is(fix: FileFix, judged: Mapping[str, Judgement]) -> FileJudgement | None:
     """The verdict of a release that needs no patching to judge: none of the targets, one the fix cannot take, or
     the fix already there. None: it is to be patched and judged as patched."""
-    present = [change for change in fix.changes if judged[change.key].status is not Status.ABSENT]
+    present = [change for change in fix.changes if judged[change.key].status is not Standing.ABSENT]
     if not present and any(change.op is not Op.INSERT for change in fix.changes):
         what = ", ".join(change.key for change in fix.changes)
-        return FileVerdict(Judged.ABSENT, f"{what} not defined" if len(what) < 80 else "none of the targets", judged)
+        return FileJudgement(
+            TableVerdict.ABSENT, f"{what} not defined" if len(what) < 80 else "none of the targets", judged
+        )
     for change in present:
-        if judged[change.key].status is Status.NOT_APPLICABLE:
-            return FileVerdict(Judged.NOT_APPLICABLE, _named(fix, change.key, judged[change.key].reason), judged)
-    if present and not any(judged[change.key].status is Status.NEEDS for change in present):
-        later = [judged[change.key].reason for change in present if judged[change.key].reason]
-        absent = [change.key for change in fix.changes if judged[change.key].status is Status.ABSENT]
-        if absent and not later:
-            return FileVerdict(
-                Judged.FIXED, f"the targets it has are identical to the fix ({', '.join(absent)} absent)", judged
+        if judged[change.key].status is Standing.NOT_APPLICABLE:
+            return FileJudgement(
+                TableVerdict.NOT_APPLICABLE, _named(fix, change.key, judged[change.key].reason), judged
             )
-        return FileVerdict(Judged.FIXED, later[0] if later else "identical to the fix", judged)
+    if present and not any(judged[change.key].status is Standing.NEEDS for change in present):
+        later = [judged[change.key].reason for change in present if judged[change.key].reason]
+        absent = [change.key for change in fix.changes if judged[change.key].status is Standing.ABSENT]
+        if absent and not later:
+            return FileJudgement(
+                TableVerdict.FIXED, f"the targets it has are identical to the fix ({', '.join(absent)} absent)", judged
+            )
+        return FileJudgement(TableVerdict.FIXED, later[0] if later else "identical to the fix", judged)
     return None
 
 
@@ -307,7 +311,7 @@ def _as_patched(
     result: statements.SourceFile,
     judged: Mapping[str, Judgement],
     patched: bytes,
-) -> FileVerdict | None:
+) -> FileJudgement | None:
     """What the patched file lacks or loses: a name the fix uses, an attribute of its class, a name the rest of
     the file still uses. None: nothing."""
     missing = tuple(judge.missing_names(result, fix.changes, fix_source))
@@ -315,14 +319,14 @@ def _as_patched(
         names = sorted({name for name, _ in missing})
         users = sorted({user for _, user in missing})
         reason = f"{', '.join(names)} missing (the fix of {', '.join(users)} uses it)"
-        return FileVerdict(Judged.NOT_SAFE, reason, judged, patched, missing)
+        return FileJudgement(TableVerdict.NOT_SAFE, reason, judged, patched, missing)
     for change in fix.changes:
         lacking = judge.attributes_lacking(change, result, fix_source)
         if lacking:
             owner = change.key.rpartition(".")[0]
             uses = ", ".join(f"self.{attribute}" for attribute in lacking)
-            return FileVerdict(
-                Judged.NOT_APPLICABLE,
+            return FileJudgement(
+                TableVerdict.NOT_APPLICABLE,
                 _named(fix, change.key, f"the fix uses {uses}, which {owner} here never defines"),
                 judged,
                 lacking=tuple(f"{owner}.{attribute}" for attribute in lacking),
@@ -330,7 +334,7 @@ def _as_patched(
     taken = judge.names_taken_away(source, result, fix.changes)
     if taken:
         reason = f"the fix takes away {', '.join(taken)}, which the rest of this release's {fix.file} still uses"
-        return FileVerdict(Judged.NOT_SAFE, reason, judged, patched)
+        return FileJudgement(TableVerdict.NOT_SAFE, reason, judged, patched)
     return None
 
 
@@ -344,12 +348,12 @@ def _calling(
     modules: Mapping[str, str],
     judged: Mapping[str, Judgement],
     patched: bytes,
-) -> FileVerdict | None:
+) -> FileJudgement | None:
     """A call of the fix this release cannot answer, in the file or in another module. None: none."""
     calls = _calls_here(fix, fix_source, result, fixed.label) or _calls_elsewhere(
         fix, fix_source, fixed, releases, release, modules, fix.module.split(".")[0]
     )
-    return None if not calls else FileVerdict(Judged.NOT_SAFE, calls, judged, patched)
+    return None if not calls else FileJudgement(TableVerdict.NOT_SAFE, calls, judged, patched)
 
 
 def _patched(text: bytes, header: Patch, draft: PatchFile) -> bytes:
@@ -408,7 +412,7 @@ def _calls_elsewhere(
     return ""
 
 
-def _combine(files: Mapping[str, FileVerdict], fixes: Sequence[FileFix]) -> tuple[Judged, str]:
+def _combine(files: Mapping[str, FileJudgement], fixes: Sequence[FileFix]) -> tuple[TableVerdict, str]:
     """A release's verdict from each file's: the patch needs every file it changes."""
     verdicts = [files[fix.file] for fix in fixes]
     many = len(fixes) > 1
@@ -416,20 +420,22 @@ def _combine(files: Mapping[str, FileVerdict], fixes: Sequence[FileFix]) -> tupl
     def said(index: int) -> str:
         return f"{fixes[index].file}: {verdicts[index].reason}" if many else verdicts[index].reason
 
-    for kind in (Judged.SKIPPED, Judged.NOT_SAFE, Judged.NOT_APPLICABLE):
+    for kind in (TableVerdict.SKIPPED, TableVerdict.NOT_SAFE, TableVerdict.NOT_APPLICABLE):
         for index, found in enumerate(verdicts):
             if found.kind is kind:
                 return kind, said(index)
     kinds = {found.kind for found in verdicts}
-    if kinds == {Judged.ABSENT}:
-        return Judged.ABSENT, said(0)
-    if Judged.NEEDS_PATCH in kinds:
-        if Judged.ABSENT in kinds:
-            index = next(index for index, found in enumerate(verdicts) if found.kind is Judged.ABSENT)
-            return Judged.NOT_APPLICABLE, f"{fixes[index].file} has none of what the fix changes there"
-        reasons = [said(index) for index, found in enumerate(verdicts) if found.kind is Judged.NEEDS_PATCH]
-        return Judged.NEEDS_PATCH, "; ".join(reasons)
-    return Judged.FIXED, "; ".join(said(index) for index, found in enumerate(verdicts) if found.kind is Judged.FIXED)
+    if kinds == {TableVerdict.ABSENT}:
+        return TableVerdict.ABSENT, said(0)
+    if TableVerdict.NEEDS_PATCH in kinds:
+        if TableVerdict.ABSENT in kinds:
+            index = next(index for index, found in enumerate(verdicts) if found.kind is TableVerdict.ABSENT)
+            return TableVerdict.NOT_APPLICABLE, f"{fixes[index].file} has none of what the fix changes there"
+        reasons = [said(index) for index, found in enumerate(verdicts) if found.kind is TableVerdict.NEEDS_PATCH]
+        return TableVerdict.NEEDS_PATCH, "; ".join(reasons)
+    return TableVerdict.FIXED, "; ".join(
+        said(index) for index, found in enumerate(verdicts) if found.kind is TableVerdict.FIXED
+    )
 
 
 def _unsafe(
@@ -444,7 +450,7 @@ def _unsafe(
     for release in sorted_releases(judged):
         for fix in fixes:
             found = judged[release].files[fix.file]
-            if found.kind is not Judged.NOT_SAFE:
+            if found.kind is not TableVerdict.NOT_SAFE:
                 continue
             if not found.missing:
                 unsafe.append(f"{release}: {found.reason}")
@@ -476,11 +482,11 @@ def _kind_in_fix(fix: statements.SourceFile, name: str) -> str | None:
 def _safe_since(judged: Mapping[str, _Release]) -> str | None:
     """The release from which every release read is safe: what --since leaves the others out with."""
     ordered = sorted_releases(judged)
-    unsafe = [index for index, release in enumerate(ordered) if judged[release].verdict is Judged.NOT_SAFE]
+    unsafe = [index for index, release in enumerate(ordered) if judged[release].verdict is TableVerdict.NOT_SAFE]
     if not unsafe or unsafe[-1] + 1 >= len(ordered):
         return None
     later = ordered[unsafe[-1] + 1 :]
-    return later[0] if any(judged[release].verdict is Judged.NEEDS_PATCH for release in later) else None
+    return later[0] if any(judged[release].verdict is TableVerdict.NEEDS_PATCH for release in later) else None
 
 
 # ------------------------------------------------------------------------------------------------ the table
@@ -489,7 +495,7 @@ def _safe_since(judged: Mapping[str, _Release]) -> str | None:
 def _rows(fixes: Sequence[FileFix], judged: Mapping[str, _Release], skipped: Mapping[str, str]) -> tuple[Row, ...]:
     labels = {fix.file: _labels(fix, judged) for fix in fixes}
     by_release: dict[str, Row] = {
-        release: Row(release, tuple("?" for _ in fixes), Judged.SKIPPED, why) for release, why in skipped.items()
+        release: Row(release, tuple("?" for _ in fixes), TableVerdict.SKIPPED, why) for release, why in skipped.items()
     }
     for release, found in judged.items():
         forms = tuple(labels[fix.file].get(release, "-") for fix in fixes)
@@ -508,9 +514,9 @@ def _labels(fix: FileFix, judged: Mapping[str, _Release]) -> dict[str, str]:
             labels[release] = "-"
             continue
         statuses = [found.judged[change.key] for change in fix.changes]
-        if all(each.status is Status.ABSENT for each in statuses):
+        if all(each.status is Standing.ABSENT for each in statuses):
             labels[release] = "-"
-        elif all(each.status in (Status.FIXED, Status.ABSENT) and not each.reason for each in statuses):
+        elif all(each.status in (Standing.FIXED, Standing.ABSENT) and not each.reason for each in statuses):
             labels[release] = FIX_LABEL
         else:
             combination = tuple(each.unit.sha256 if each.unit is not None else "-" for each in statuses)
@@ -539,8 +545,8 @@ def _targets(fixes: Sequence[FileFix], judged: Mapping[str, _Release]) -> tuple[
                 judgement = outcome.files[fix.file].judged.get(change.key)
                 if judgement is None:
                     continue
-                if judgement.status is Status.ABSENT:
-                    inserted |= outcome.verdict is Judged.NEEDS_PATCH and change.op is not Op.DELETE
+                if judgement.status is Standing.ABSENT:
+                    inserted |= outcome.verdict is TableVerdict.NEEDS_PATCH and change.op is not Op.DELETE
                     continue
                 assert judgement.unit is not None
                 verdict, reason = _form_verdict(judgement, outcome)
@@ -573,11 +579,11 @@ def _split(change: Change, releases: Sequence[tuple[str, Verdict, str, str]]) ->
 
 
 def _form_verdict(judgement: Judgement, outcome: _Release) -> tuple[Verdict, str]:
-    if judgement.status is Status.FIXED:
+    if judgement.status is Standing.FIXED:
         return Verdict.FIXED, ""
-    if judgement.status is Status.NOT_APPLICABLE:
+    if judgement.status is Standing.NOT_APPLICABLE:
         return Verdict.NOT_APPLICABLE, judgement.reason
-    if outcome.verdict is Judged.NEEDS_PATCH:
+    if outcome.verdict is TableVerdict.NEEDS_PATCH:
         return Verdict.NEEDS_PATCH, ""
     return Verdict.NOT_APPLICABLE, outcome.reason
 
@@ -586,9 +592,9 @@ def _first_defined_in(judged: Mapping[str, _Release]) -> str | None:
     """The first release read that has a target, where an older release read has none (the bug's start)."""
     seen_absent = False
     for release in sorted_releases(judged):
-        if judged[release].verdict is Judged.ABSENT:
+        if judged[release].verdict is TableVerdict.ABSENT:
             seen_absent = True
-        elif judged[release].verdict is not Judged.SKIPPED:
+        elif judged[release].verdict is not TableVerdict.SKIPPED:
             return release if seen_absent else None
     return None
 
@@ -645,9 +651,9 @@ def _known_files(
 
 def _file_verdict(outcome: _Release, file: str) -> Verdict | None:
     found = outcome.files[file].kind
-    if found is Judged.NEEDS_PATCH and outcome.verdict is not Judged.NEEDS_PATCH:
+    if found is TableVerdict.NEEDS_PATCH and outcome.verdict is not TableVerdict.NEEDS_PATCH:
         return Verdict.NOT_APPLICABLE
-    return found.verdict if found is not Judged.ABSENT else None
+    return found.verdict if found is not TableVerdict.ABSENT else None
 
 
 def _the(label: str) -> str:
@@ -690,7 +696,12 @@ def _check_entry(patch: Patch, judged: Mapping[str, _Release], releases: Texts) 
 def _notes(fixes: Sequence[FileFix], judged: Mapping[str, _Release], patch: Patch, fixed: Fixed) -> list[str]:
     notes = []
     for fix in fixes:
-        if fix.left_out:
+        if fix.left_out and fix.whole:
+            notes.append(
+                f"the fix also changes {', '.join(fix.left_out)} in {fix.file}, which the entry does not carry (the "
+                "release's own __version__; a statement moved as it was)"
+            )
+        elif fix.left_out:
             shown = ", ".join(fix.left_out[:6]) + (
                 f" and {len(fix.left_out) - 6} more" if len(fix.left_out) > 6 else ""
             )
@@ -700,7 +711,7 @@ def _notes(fixes: Sequence[FileFix], judged: Mapping[str, _Release], patch: Patc
             )
     if patch.first_defined_in is None and judged:
         oldest = sorted_releases(judged)[0]
-        if judged[oldest].verdict is not Judged.ABSENT:
+        if judged[oldest].verdict is not TableVerdict.ABSENT:
             notes.append(
                 f"no release read lacks the targets, so the entry sets no first_defined_in: a release older than "
                 f"{oldest} is one the entry does not know (read more with --since)"

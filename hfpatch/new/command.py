@@ -22,7 +22,7 @@ from hfpatch.environment import resolve_python
 from hfpatch.errors import AuthoringError, HfpatchError, UsageError
 from hfpatch.new import adoption, draft, removal, skeleton, sources, wheels
 from hfpatch.new.assemble import Authoring, Fixed, Missing, Wanted, author, dependencies, understand
-from hfpatch.new.judge import FileFix, Judged
+from hfpatch.new.judge import FileFix, TableVerdict
 from hfpatch.new.progress import Progress
 from hfpatch.new.reading import Reading, made_on, read_the_rest
 from hfpatch.new.request import Asked, Request, ask
@@ -290,7 +290,7 @@ def _missing(distribution: str, item: Missing, fix_label: str) -> str:
 
 def _shown_notes(authoring: Authoring, versions: Sequence[Version]) -> list[str]:
     """The core's notes, less the one about releases older than those read where there is none."""
-    read = [row.release for row in authoring.rows if row.verdict is not Judged.SKIPPED]
+    read = [row.release for row in authoring.rows if row.verdict is not TableVerdict.SKIPPED]
     first = str(versions[0]) if versions else None
     return [
         note

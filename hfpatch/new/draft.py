@@ -12,7 +12,7 @@ from hfpatch.entry import Patch, release_span
 from hfpatch.errors import HfpatchError
 from hfpatch.new import skeleton, sources
 from hfpatch.new.assemble import Authoring, Wanted
-from hfpatch.new.judge import Judged
+from hfpatch.new.judge import TableVerdict
 from hfpatch.new.request import Asked
 
 _PULL = re.compile(r"https?://github\.com/([^/]+/[^/]+)/(?:pull|issues)/(\d+)/?")
@@ -45,7 +45,7 @@ def header(asked: Asked, wanted: Sequence[Wanted], fix_label: str) -> Patch:
 
 
 def _about(header: Patch, authoring: Authoring, where: str, fix_source: sources.FixSource) -> tuple[str, ...]:
-    releases = [row.release for row in authoring.rows if row.verdict is not Judged.SKIPPED]
+    releases = [row.release for row in authoring.rows if row.verdict is not TableVerdict.SKIPPED]
     lines = [
         f"{header.title}: {header.upstream}, as data.",
         f"Written by `hfpatch new` from the wheels of {header.distribution} {release_span(releases)} ({where}).",

@@ -49,7 +49,7 @@ class Op(enum.Enum):
     DELETE = "delete"
 
 
-class Judged(enum.Enum):
+class TableVerdict(enum.Enum):
     """What a release comes to for the fix: the table's verdict column."""
 
     NEEDS_PATCH = "needs-patch"
@@ -66,12 +66,12 @@ class Judged(enum.Enum):
 
 
 _ENTRY_VERDICT = {
-    Judged.NEEDS_PATCH: Verdict.NEEDS_PATCH,
-    Judged.FIXED: Verdict.FIXED,
-    Judged.NOT_APPLICABLE: Verdict.NOT_APPLICABLE,
-    Judged.ABSENT: None,
-    Judged.NOT_SAFE: None,
-    Judged.SKIPPED: None,
+    TableVerdict.NEEDS_PATCH: Verdict.NEEDS_PATCH,
+    TableVerdict.FIXED: Verdict.FIXED,
+    TableVerdict.NOT_APPLICABLE: Verdict.NOT_APPLICABLE,
+    TableVerdict.ABSENT: None,
+    TableVerdict.NOT_SAFE: None,
+    TableVerdict.SKIPPED: None,
 }
 
 
@@ -103,7 +103,7 @@ class FileFix:
     whole: bool = False  # --target DIST:MODULE
 
 
-class Status(enum.Enum):
+class Standing(enum.Enum):
     ABSENT = "absent"
     FIXED = "fixed"
     NEEDS = "needs-patch"
@@ -114,16 +114,16 @@ class Status(enum.Enum):
 class Judgement:
     """One target in one release."""
 
-    status: Status
+    status: Standing
     unit: statements.Unit | None = None
     reason: str = ""
 
 
 @dataclass(frozen=True)
-class FileVerdict:
+class FileJudgement:
     """One file in one release: its verdict, why, and each target's judgement; the patched text where it needs."""
 
-    kind: Judged
+    kind: TableVerdict
     reason: str
     judged: Mapping[str, Judgement] = field(default_factory=dict)
     patched: bytes | None = None
@@ -147,6 +147,9 @@ def parse(source: bytes, what: str) -> statements.SourceFile:
 # --------------------------------------------------------------------------------------------- the fix itself
 
 
+_VERSION = "__version__"
+
+
 def fix_of(
     module: str, file: str, fixed: bytes, before: bytes | None, names: Sequence[str] | None, what: str
 ) -> FileFix:
@@ -156,10 +159,14 @@ def fix_of(
     old = None if before is None else parse(before, f"{file} before the fix")
     differing = _differences(fix, old, "")
     if names is None:
-        changes = differing
+        # The release's own version is no part of a fix: a backport that carried it would make the patched release
+        # say it is the fixed one (a package __init__ of a patch release differs in it always).
+        moved = _moved_as_they_were(differing)
+        changes = [change for change in differing if change.key != _VERSION and change.key not in moved]
         if not changes:
             raise AuthoringError(f"{file} of {what} is the same as in the release before it: no fix to carry.")
-        return FileFix(module, file, tuple(changes), whole=True)
+        left_out = tuple(dict.fromkeys(change.key for change in differing if change not in changes))
+        return FileFix(module, file, tuple(changes), left_out, whole=True)
     chosen: list[Change] = []
     for name in names:
         found = _bound(fix, old, name, what, file)
@@ -174,6 +181,13 @@ def fix_of(
         and not any(key.startswith(f"{change.key}.") for key in taken)
     )
     return FileFix(module, file, tuple(sorted(chosen, key=lambda change: _order(fix, change))), left_out)
+
+
+def _moved_as_they_were(changes: Sequence[Change]) -> set[str]:
+    """The statements the fix only moved: removed at one place and added, as they were, at another. Where a
+    statement stands among definitions is no part of a fix, and carrying the move would need both at once."""
+    removed = {change.key: change.text for change in changes if change.op is Op.DELETE}
+    return {change.key for change in changes if change.op is Op.INSERT and removed.get(change.key) == change.text}
 
 
 def _order(fix: statements.SourceFile, change: Change) -> tuple[int, int]:
@@ -323,20 +337,20 @@ def judge(change: Change, source: statements.SourceFile, release: str, fixed_in:
     """One target in one release's file."""
     unit = statements.find(source, change.key)
     if unit is None:
-        return Judgement(Status.ABSENT)
+        return Judgement(Standing.ABSENT)
     if change.op is Op.DELETE:
         if fixed_in is not None and versions.is_at_least(release, fixed_in):
-            return Judgement(Status.FIXED, unit, "a later form of the fixed code")
-        return Judgement(Status.NEEDS, unit, f"the fix removes {change.key}")
+            return Judgement(Standing.FIXED, unit, "a later form of the fixed code")
+        return Judgement(Standing.NEEDS, unit, f"the fix removes {change.key}")
     if unit.text == change.text:
-        return Judgement(Status.FIXED, unit)
+        return Judgement(Standing.FIXED, unit)
     if fixed_in is not None and versions.is_at_least(release, fixed_in):
         # Upstream kept changing the code after it fixed it: a later form has the fix, whatever its text.
-        return Judgement(Status.FIXED, unit, "a later form of the fixed code")
+        return Judgement(Standing.FIXED, unit, "a later form of the fixed code")
     if unit.kind != change.kind:
-        return Judgement(Status.NOT_APPLICABLE, unit, f"{change.key} is a {unit.kind} here, not a {change.kind}")
+        return Judgement(Standing.NOT_APPLICABLE, unit, f"{change.key} is a {unit.kind} here, not a {change.kind}")
     if unit.indent != statements.find_indent(change.text):
-        return Judgement(Status.NOT_APPLICABLE, unit, f"{change.key} is indented otherwise here")
+        return Judgement(Standing.NOT_APPLICABLE, unit, f"{change.key} is indented otherwise here")
     reason = changed_lines(unit.text, change.text)
     if unit.kind == statements.FUNCTION:
         assert isinstance(unit.node, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -344,13 +358,13 @@ def judge(change: Change, source: statements.SourceFile, release: str, fixed_in:
         old, new = signature(unit.node), signature(change.node)
         if old != new and not accepts_every_call_of(change.node, unit.node):
             reason = f"signature {old} where the fix has {new}: the fix would break its callers"
-            return Judgement(Status.NOT_APPLICABLE, unit, reason)
+            return Judgement(Standing.NOT_APPLICABLE, unit, reason)
         if old != new:
             return Judgement(
-                Status.NEEDS, unit, f"signature {old} where the fix has {new}, which takes every call of it; {reason}"
+                Standing.NEEDS, unit, f"signature {old} where the fix has {new}, which takes every call of it; {reason}"
             )
-        return Judgement(Status.NEEDS, unit, f"same signature as the fix; {reason}")
-    return Judgement(Status.NEEDS, unit, reason)
+        return Judgement(Standing.NEEDS, unit, f"same signature as the fix; {reason}")
+    return Judgement(Standing.NEEDS, unit, reason)
 
 
 def changed_lines(old_text: str, new_text: str) -> str:
@@ -643,7 +657,7 @@ def draft_file(fix: FileFix, judged: Mapping[str, Judgement], legacy: bool = Fal
     for change in fix.changes:
         judgement = judged.get(change.key)
         forms: tuple[Form, ...] = ()
-        if judgement is not None and judgement.unit is not None and judgement.status is Status.NEEDS:
+        if judgement is not None and judgement.unit is not None and judgement.status is Standing.NEEDS:
             forms = (Form(judgement.unit.sha256, Verdict.NEEDS_PATCH, ()),)
         targets.append(target_of(change, forms))
     del legacy

@@ -1,0 +1,165 @@
+"""A catalog's index, `index.json`: each entry's header and the statements it changes, so that an entry of a
+distribution the environment does not have is never opened.
+
+    python -m hfpatch.index DIR [DIR ...]            write each catalog's index from its entries
+    python -m hfpatch.index --check DIR [DIR ...]    exit 1 where an index is missing or does not match its entries
+
+The index is written with the entries (`hfpatch new` and this command) and is only ever a shortcut: the directory
+listing says which entries exist, and an entry is taken from the index only while its patch.json has the size the
+index gives and was not modified after the index was written (2 seconds' grace: a checkout or an installer writes
+the catalog's files one after the other). Any other entry, and every entry of a catalog whose index is missing,
+unreadable, malformed or of another schema, is read from its patch.json: slower, never wrong. The sha256 of each
+patch.json is there for `--check` and the test that the built-in index matches the built-in entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from hfpatch import entry
+from hfpatch.entry import ENTRY, Patch
+
+INDEX = "index.json"
+SCHEMA = 1
+_GRACE_NS = 2_000_000_000
+
+
+class Indexed(NamedTuple):
+    """One entry as the index holds it."""
+
+    sha256: str
+    size: int
+    # The entry's header as patch.json of schema 3 spells it (each file's module and path, no targets).
+    header: Mapping[str, Any]
+    # The statements it changes, by file: what catalog.select needs to refuse two patches of one statement.
+    changes: Mapping[str, tuple[str, ...]]
+
+
+class Index(NamedTuple):
+    written_ns: int
+    entries: Mapping[str, Indexed]
+
+    def trusted(self, directory: Path) -> Indexed | None:
+        """The entry's record, where patch.json is still what the index was written from."""
+        record = self.entries.get(directory.name)
+        if record is None:
+            return None
+        try:
+            found = (directory / ENTRY).stat()
+        except OSError:
+            return None
+        if found.st_size != record.size or found.st_mtime_ns > self.written_ns + _GRACE_NS:
+            return None
+        return record
+
+
+def read(catalog: Path) -> Index | None:
+    """The catalog's index, or None where it has none that this hfpatch can use."""
+    path = catalog / INDEX
+    try:
+        written_ns = path.stat().st_mtime_ns
+        data = json.loads(path.read_bytes())
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            return None
+        return Index(written_ns, {name: _record(item) for name, item in data["entries"].items()})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _record(item: Mapping[str, Any]) -> Indexed:
+    changes = {str(file): tuple(map(str, names)) for file, names in item["changes"].items()}
+    header = item["header"]
+    if not isinstance(header, dict):
+        raise TypeError("a header is an object")
+    return Indexed(str(item["sha256"]), int(item["size"]), header, changes)
+
+
+def header(patch: Patch) -> dict[str, Any]:
+    """The header of a patch as schema 3 writes it: what entry.from_data reads back as the patch's header."""
+    data: dict[str, Any] = {"schema": 3, "id": patch.id, "title": patch.title, "upstream": patch.upstream}
+    data |= {"url": patch.url, "distribution": patch.distribution}
+    if patch.fixed_in is not None:
+        data["fixed_in"] = patch.fixed_in
+    if patch.first_defined_in is not None:
+        data["first_defined_in"] = patch.first_defined_in
+    if patch.advisories:
+        data["advisories"] = list(patch.advisories)
+    if patch.releases_read is not None:
+        data["releases_read"] = list(patch.releases_read)
+    data["files"] = [{"module": file.module, "file": file.file} for file in patch.files]
+    return data
+
+
+def build(catalog: Path) -> dict[str, Any]:
+    """The index of a catalog, from each of its entries read whole (a fault in one is its CatalogError)."""
+    entries: dict[str, Any] = {}
+    for directory in sorted(path for path in catalog.iterdir() if (path / ENTRY).is_file()):
+        data = (directory / ENTRY).read_bytes()
+        patch = entry.load(directory)
+        entries[directory.name] = {
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "size": len(data),
+            "header": header(patch),
+            "changes": {file.file: [target.name for target in file.targets] for file in patch.files},
+        }
+    return {"schema": SCHEMA, "entries": entries}
+
+
+def text(catalog: Path) -> str:
+    return json.dumps(build(catalog), indent=1, sort_keys=True) + "\n"
+
+
+def write(catalog: Path) -> Path:
+    """Write the catalog's index from its entries (atomically: a reader sees the old index or the new)."""
+    from hfpatch import files
+
+    path = catalog / INDEX
+    files.write_atomically(path, text(catalog).encode("utf-8"))
+    return path
+
+
+def stale(catalog: Path) -> str | None:
+    """Why the catalog's index is not its entries' (missing, or another text), or None where it is."""
+    path = catalog / INDEX
+    try:
+        current = path.read_text(encoding="utf-8")
+    except OSError:
+        return f"{path} is missing"
+    return None if current == text(catalog) else f"{path} does not match the entries beside it"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from hfpatch.errors import HfpatchError
+
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    checking = "--check" in arguments
+    catalogs = [Path(argument) for argument in arguments if argument != "--check"]
+    if not catalogs or any(argument.startswith("-") for argument in map(str, catalogs)):
+        print("usage: python -m hfpatch.index [--check] DIR [DIR ...]", file=sys.stderr)
+        return 2
+    problems = []
+    try:
+        for catalog in catalogs:
+            if not os.path.isdir(catalog):  # noqa: PTH112 - False where it may not look
+                print(f"hfpatch.index: error: {catalog} is not a directory of patch entries.", file=sys.stderr)
+                return 2
+            if checking:
+                problems += [why for why in [stale(catalog)] if why]
+            else:
+                print(f"wrote {write(catalog)}")
+    except HfpatchError as error:
+        print(f"hfpatch.index: error: {error}", file=sys.stderr)
+        return int(error.exit_code)
+    for problem in problems:
+        print(f"{problem}: `python -m hfpatch.index {' '.join(map(str, catalogs))}` writes it", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

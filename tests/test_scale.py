@@ -1,0 +1,143 @@
+"""`check` at catalog scale: what a run reads is what the environment holds, not what the catalogs hold.
+
+In process (cli.main) over toypkg (tests/toy.py) in a site of its own, through an interpreter that puts the site on
+its path (support.wrapper_python), as a deployment's --python would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from support import in_process, run, wrapper_python
+from toy import A_ID, B_ID, BUGGY_MODULE, FIXED_GREET, PATCH_ID, entry_data, make_composed_site, make_site
+
+from hfpatch import catalog, files, index, statements
+
+
+def test_a_file_two_entries_name_is_read_hashed_and_parsed_once_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """toypkg-a and toypkg-b both change core.py, rebuilt here (no digest knows it, so its code is parsed)."""
+    site = make_composed_site(tmp_path)
+    site.file.write_text(BUGGY_MODULE + "# rebuilt by a vendor\n", encoding="utf-8")
+    python = wrapper_python(tmp_path / "bin" / "python", site.root)
+    reads: Counter[Path] = Counter()
+    parses: Counter[str] = Counter()
+    read_bytes, parse = files.read_bytes, statements._parse
+
+    def counted_read(path: Path) -> bytes:
+        reads[path] += 1
+        return read_bytes(path)
+
+    def counted_parse(source: bytes, what: str) -> statements.SourceFile:
+        parses[what] += 1
+        return parse(source, what)
+
+    monkeypatch.setattr(files, "read_bytes", counted_read)
+    monkeypatch.setattr(statements, "_parse", counted_parse)
+    monkeypatch.setenv("HFPATCH_CATALOG", str(site.team_catalog))
+    argv = ["check", "--python", python, "--patch", A_ID, "--patch", B_ID, "--no-config"]
+    done = in_process(argv, capsys)
+    assert done.code == 1, done.out + done.err
+    assert (done.label(A_ID), done.label(B_ID)) == ("needs-patch", "needs-patch")
+    assert reads[site.file] == 1 and reads[site.record] == 1, reads
+    assert parses["toypkg/core.py"] == 1, parses
+
+
+# ------------------------------------------------------------------------------------------------ the index
+
+
+def test_the_built_in_index_matches_the_built_in_entries() -> None:
+    assert index.stale(catalog.builtin_catalog()) is None, "run `python -m hfpatch.index patches`"
+
+
+def absent_catalog(where: Path, count: int) -> Path:
+    """`count` copies of the toy entry, each for a distribution of its own that no interpreter here imports."""
+    template = entry_data(with_probe=False)
+    for number in range(count):
+        name = f"absentlib{number:02d}"
+        data = {
+            **template,
+            "id": f"{name}-1",
+            "distribution": name,
+            "module": f"{name}.core",
+            "file": f"{name}/core.py",
+        }
+        directory = where / f"{name}-1"
+        (directory / "fixed").mkdir(parents=True)
+        (directory / "fixed" / "greet.py").write_text(FIXED_GREET, encoding="utf-8")
+        (directory / "patch.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    index.write(where)
+    return where
+
+
+def scramble_keeping_size_and_time(path: Path) -> None:
+    """Unreadable as an entry, yet as the index last saw it (its size, its modification time)."""
+    before = path.stat()
+    path.write_bytes(b"x" * before.st_size)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_an_entry_of_an_absent_distribution_is_never_opened(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """toypkg is installed, and a catalog of three entries of other distributions beside its own: they are
+    reported from the index alone (their patch.json, scrambled, would be an error if it were read)."""
+    site = make_site(tmp_path / "toy")
+    python = wrapper_python(tmp_path / "bin" / "python", site.root)
+    catalog_dir = absent_catalog(tmp_path / "team", 3)
+    for directory in sorted(catalog_dir.glob("*-1")):
+        scramble_keeping_size_and_time(directory / "patch.json")
+    argv = ["check", "--python", python, "--catalog", str(catalog_dir), "--catalog", str(site.team_catalog)]
+    done = in_process([*argv, "--no-config", "--json"], capsys)
+    assert done.code == 1, done.out + done.err
+    conditions = {item["id"]: item["condition"] for item in done.document()["environments"][0]["patches"]}
+    assert {conditions[f"absentlib{number:02d}-1"] for number in range(3)} == {"not-installed"}
+    assert conditions[PATCH_ID] == "needs-patch"
+
+
+def test_an_entry_changed_after_its_index_is_read_from_patch_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The index is only a shortcut: an entry modified since (or of another size) is read, and a fault in it said."""
+    catalog_dir = absent_catalog(tmp_path / "team", 2)
+    entry_file = catalog_dir / "absentlib01-1" / "patch.json"
+    scramble_keeping_size_and_time(entry_file)
+    later = entry_file.stat().st_mtime_ns + 10_000_000_000
+    os.utime(entry_file, ns=(later, later))
+    done = in_process(["check", "--catalog", str(catalog_dir), "--no-config"], capsys)
+    assert done.code == 2
+    assert f"{entry_file} is not valid JSON" in done.err
+
+
+def test_a_catalog_without_an_index_is_read_from_its_entries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog_dir = absent_catalog(tmp_path / "team", 2)
+    (catalog_dir / index.INDEX).unlink()
+    scramble_keeping_size_and_time(catalog_dir / "absentlib00-1" / "patch.json")
+    done = in_process(["check", "--catalog", str(catalog_dir), "--no-config"], capsys)
+    assert done.code == 2
+    assert "absentlib00-1/patch.json is not valid JSON" in done.err
+
+
+def test_the_index_command_writes_and_checks_an_index(tmp_path: Path) -> None:
+    catalog_dir = absent_catalog(tmp_path / "team", 2)
+    check = run([sys.executable, "-m", "hfpatch.index", "--check", str(catalog_dir)])
+    assert (check.code, check.err) == (0, "")
+    entry_file = catalog_dir / "absentlib00-1" / "patch.json"
+    entry_file.write_text(entry_file.read_text(encoding="utf-8").replace("greet(None) fails", "greet fails"))
+    stale = run([sys.executable, "-m", "hfpatch.index", "--check", str(catalog_dir)])
+    assert stale.code == 1
+    assert stale.err == (
+        f"{catalog_dir / 'index.json'} does not match the entries beside it: "
+        f"`python -m hfpatch.index {catalog_dir}` writes it\n"
+    )
+    wrote = run([sys.executable, "-m", "hfpatch.index", str(catalog_dir)])
+    assert (wrote.code, wrote.out) == (0, f"wrote {catalog_dir / 'index.json'}\n")
+    assert json.loads((catalog_dir / "index.json").read_text())["entries"]["absentlib00-1"]["header"]["title"] == (
+        "greet fails"
+    )
