@@ -83,7 +83,8 @@ def _hfpatch_wheel(session: nox.Session) -> str:
     if not HAS_UV:  # nox without uv: each session builds and installs the checkout itself
         return "."
     if not _BUILT:
-        out = Path(".nox", "_hfpatch-wheel")
+        # One directory a nox process: .ci/run runs two side by side, and neither may remove the other's wheel.
+        out = Path(".nox", f"_hfpatch-wheel-{os.getpid()}")
         shutil.rmtree(out, ignore_errors=True)
         session.run_install(UV, "build", "-q", "--wheel", "--out-dir", str(out), ".", external=True)
         (wheel,) = out.glob("hfpatch-*.whl")
