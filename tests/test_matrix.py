@@ -12,7 +12,7 @@ import pytest
 from packaging.version import Version
 from releases import PINNED_DISTRIBUTION, PINS, PROBE_NEEDS, PROOF, PROOF_BEYOND_PINS, PROOF_BY_LINE, TORCH
 
-from hfpatch import catalog, entry
+from hfpatch import advisory, catalog, entry
 from hfpatch.entry import Patch, Verdict
 
 PATCHES = [entry.load(directory) for directory in catalog.entry_dirs([catalog.builtin_catalog()]).values()]
@@ -103,3 +103,42 @@ def test_the_readme_says_of_every_built_in_patch_what_its_entry_says() -> None:
         assert releases == f"{patch.distribution} {needing[0]} to {needing[-1]}", patch.id
         assert fixed_in == (patch.fixed_in or "none yet"), patch.id
         assert advisories == ", ".join(patch.advisories), patch.id
+
+
+def _advisory_rows() -> dict[str, list[str]]:
+    """The README's table of advisories, by primary id: its cells after the id."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n### Security advisories, one row each\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        found = re.fullmatch(r"\| ((?:CVE|GHSA|PYSEC)-[A-Za-z0-9-]+) \|(.*)\|", line)
+        if found:
+            rows[found.group(1)] = [cell.strip() for cell in found.group(2).split(" | ")]
+    return rows
+
+
+def test_the_readme_names_every_advisory_of_the_register_as_its_record_says() -> None:
+    """A scanner's user looks an id up in this table: every record is in it, with its ids, the range the advisories
+    list, where upstream fixed it and the entries that carry the fix, as the record has them."""
+    register = advisory.load([catalog.builtin_catalog()])
+    rows = _advisory_rows()
+    assert sorted(rows) == sorted(record.primary for record in register.records)
+    for record in register.records:
+        also, distribution, listed, fixed_in, carried, partly = rows[record.primary]
+        assert also == (", ".join(record.aliases) or "-"), record.primary
+        assert distribution == record.distribution, record.primary
+        assert listed == ("every release" if record.listed == "" else (record.listed or "").replace(",", ", "))
+        packaging = " (files no longer shipped)" if record.fix is advisory.Fix.PACKAGING else ""
+        assert fixed_in == (record.fixed_in or "none yet") + packaging, record.primary
+        assert carried == (", ".join(f"`{name}`" for name in record.entries) or "none"), record.primary
+        assert partly == (", ".join(f"`{name}`" for name in record.partial_entries) or "none"), record.primary
+
+
+def test_every_advisory_a_built_in_entry_names_has_a_record() -> None:
+    """So that the table above is whole: no entry closes an advisory the register does not know."""
+    register = advisory.load([catalog.builtin_catalog()])
+    for patch in PATCHES:
+        for name in patch.advisories:
+            record = register.naming(name)
+            assert record is not None, f"{patch.id} names {name}, which no record of the register has"
+            assert patch.id in record.entries + record.partial_entries, (patch.id, name)
