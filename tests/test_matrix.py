@@ -78,16 +78,21 @@ def test_what_probes_need_installs_in_one_session() -> None:
         assert TORCH in needs
 
 
-def _readme_rows() -> dict[str, list[str]]:
-    """The README's "Do I need it" table, by patch id: its cells after the id."""
+def _table_rows(heading: str, first_cell: str) -> dict[str, list[str]]:
+    """A table of the README's section under `heading`, by its first cell (matched by `first_cell`): the cells after."""
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Do I need it\n", 1)[1].split("\n## ", 1)[0]
+    section = readme.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
-        found = re.fullmatch(r"\| `([a-z0-9_.-]+)` \|(.*)\|", line)
+        found = re.fullmatch(rf"\| {first_cell} \|(.*)\|", line)
         if found:
             rows[found.group(1)] = [cell.strip() for cell in found.group(2).split(" | ")]
     return rows
+
+
+def _readme_rows() -> dict[str, list[str]]:
+    """The README's "Do I need it" table, by patch id."""
+    return _table_rows("## Do I need it", r"`([a-z0-9_.-]+)`")
 
 
 def test_the_readme_says_of_every_built_in_patch_what_its_entry_says() -> None:
@@ -106,15 +111,8 @@ def test_the_readme_says_of_every_built_in_patch_what_its_entry_says() -> None:
 
 
 def _advisory_rows() -> dict[str, list[str]]:
-    """The README's table of advisories, by primary id: its cells after the id."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n### Security advisories, one row each\n", 1)[1].split("\n## ", 1)[0]
-    rows = {}
-    for line in section.splitlines():
-        found = re.fullmatch(r"\| ((?:CVE|GHSA|PYSEC)-[A-Za-z0-9-]+) \|(.*)\|", line)
-        if found:
-            rows[found.group(1)] = [cell.strip() for cell in found.group(2).split(" | ")]
-    return rows
+    """The README's table of advisories, by primary id."""
+    return _table_rows("### Security advisories, one row each", r"((?:CVE|GHSA|PYSEC)-[A-Za-z0-9-]+)")
 
 
 def test_the_readme_names_every_advisory_of_the_register_as_its_record_says() -> None:
