@@ -65,7 +65,7 @@ def _pip(venv: Venv, operation: str, release: Release) -> None:
 def _hfpatch(command: str, venv: Venv) -> tuple[int, str, str]:
     done = hfpatch(command, python=venv.python, patch=PATCH_ID)
     assert "Traceback" not in done.err, done.err
-    return done.code, done.label(PATCH_ID), done.out + done.err
+    return done.code, done.label(PATCH_ID), done.text + done.err
 
 
 def _holds_state(venv: Venv) -> bool:
