@@ -53,6 +53,13 @@ def builtin() -> Patch:
 # ------------------------------------------------------------------------------------------- the built-in entry
 
 
+def _catalog_files(root: Path) -> list[Path]:
+    """The files of a catalog as the wheel ships them: bytecode an installer or an import wrote beside them is not."""
+    return sorted(
+        path.relative_to(root) for path in root.rglob("*.*") if path.is_file() and "__pycache__" not in path.parts
+    )
+
+
 def test_the_builtin_catalog_is_patches_beside_a_checkout_and_inside_a_wheel() -> None:
     repository = Path(__file__).resolve().parent.parent
     package = Path(catalog.__file__).resolve().parent
@@ -60,10 +67,7 @@ def test_the_builtin_catalog_is_patches_beside_a_checkout_and_inside_a_wheel() -
         assert catalog.builtin_catalog() == repository / "patches"
     else:  # an installed wheel: the checkout's patches/ ships as hfpatch/patches
         assert catalog.builtin_catalog() == package / "patches"
-        shipped = sorted(path.relative_to(package / "patches") for path in (package / "patches").rglob("*.*"))
-        assert shipped == sorted(
-            path.relative_to(repository / "patches") for path in (repository / "patches").rglob("*.*")
-        )
+        assert _catalog_files(package / "patches") == _catalog_files(repository / "patches")
     assert BUILTIN_ID in catalog.entry_dirs([catalog.builtin_catalog()])
 
 
