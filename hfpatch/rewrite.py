@@ -80,17 +80,18 @@ def _render(module: libcst.Module, indent: str) -> str:
     return (code[len(_SCAFFOLD) :] if indent else code).rstrip("\n")
 
 
-def replace_with_fixed(unit: statements.Unit, target: Target) -> str:
-    """The default transform: the statement's node becomes the fixed one; the text that comes out is checked to be
-    the fixed text exactly, byte for byte."""
-    assert target.fixed_text is not None
+def replace_with_fixed(unit: statements.Unit, target: Target, fixed_text: str | None = None) -> str:
+    """The default transform: the statement's node becomes the fixed one (`fixed_text`, or the target's); the text
+    that comes out is checked to be that fixed text exactly, byte for byte."""
+    fixed_text = target.fixed_text if fixed_text is None else fixed_text
+    assert fixed_text is not None
     old = _parsed(unit.text, unit.indent, f"{target.name} as it is in the file")
-    fixed = _parsed(target.fixed_text, unit.indent, f"the fixed text of {target.name}")
+    fixed = _parsed(fixed_text, unit.indent, f"the fixed text of {target.name}")
     if len(old.body) != 1 or len(fixed.body) != 1:
         raise UnexpectedCode(f"the fixed text of {target.name} is not one statement")
     replacer = ReplaceStatement(_statement(fixed, unit.indent), scaffolded=bool(unit.indent))
     result = _render(old.visit(replacer), unit.indent)
-    if replacer.replaced != 1 or result != target.fixed_text:
+    if replacer.replaced != 1 or result != fixed_text:
         raise UnexpectedCode(f"the transform did not produce the fixed {target.name}")
     return result
 
@@ -114,16 +115,30 @@ def patched(source: bytes, patch: Patch, file: PatchFile) -> bytes:
     transform = _custom_transform(patch)
     edits: list[_Edit] = []
     inserted: dict[str, int] = {}  # where each inserted target went, for the insertions anchored to it
+    expected: dict[str, str | None] = {}  # the digest each target must come out with (None: gone)
     for target in file.targets:
         edits += _edits(parsed, file, target, transform, inserted, len(edits))
+        expected[target.name] = _expected(target, unit_of(parsed, target))
     lines = list(parsed.lines)
     if lines and not lines[-1].endswith(("\n", "\r")) and any(edit.start >= len(lines) for edit in edits):
         lines[-1] += parsed.newline  # something goes after the last line, which has no line ending of its own
     for edit in sorted(edits, key=lambda edit: (edit.start, edit.order), reverse=True):
         lines[edit.start : edit.end] = edit.lines
     result = parsed.encode(tuple(lines))
-    _check(result, source, patch, file)
+    _check(result, source, patch, file, expected)
     return result
+
+
+def _expected(target: Target, unit: statements.Unit | None) -> str | None:
+    """The digest of the text a target must have once patched: the fixed text of its form (its own, else the
+    target's); one already fixed stays as it is."""
+    if unit is None:
+        return target.fixed_sha256
+    digest = digest_of(unit, target)
+    if target.fixed_text is not None and digest in target.fixed_digests():
+        return digest
+    fixed_text = target.fixed_for(digest)
+    return None if fixed_text is None else text_sha256(fixed_text)
 
 
 def _edits(
@@ -142,7 +157,7 @@ def _edits(
             raise UnexpectedCode(f"{file.file} has no {target.name}; nothing to patch")
         return [_insertion(parsed, file, target, inserted, order)]
     digest = digest_of(unit, target)
-    if target.fixed_text is not None and digest == target.fixed_sha256:
+    if target.fixed_text is not None and digest in target.fixed_digests():
         return []
     form = target.form_of(digest)
     if form is None or form.verdict is not Verdict.NEEDS_PATCH:
@@ -155,7 +170,7 @@ def _edits(
     elif transform is not None and unit.kind == statements.FUNCTION:
         text = _custom(unit, target, transform)
     else:
-        text = replace_with_fixed(unit, target)
+        text = replace_with_fixed(unit, target, form.fixed_text)
     edits = [_Edit(unit.start, unit.end, tuple(statements.placed(text, parsed.newline)), order)]
     lead = statements.lead_of(parsed, unit)
     if target.lead is not None and text_sha256(lead) in target.lead_was:
@@ -218,7 +233,7 @@ def _start_of_scope(parsed: statements.SourceFile, name: str) -> int | None:
     return found[0].lead if found else (0 if not owner else None)
 
 
-def _check(result: bytes, source: bytes, patch: Patch, file: PatchFile) -> None:
+def _check(result: bytes, source: bytes, patch: Patch, file: PatchFile, expected: dict[str, str | None]) -> None:
     bug = f"this is a bug in the catalog entry {patch.id} or in hfpatch"
     try:
         parsed = statements.parse(result, file.file)
@@ -226,10 +241,11 @@ def _check(result: bytes, source: bytes, patch: Patch, file: PatchFile) -> None:
         raise UnexpectedCode(f"the patched {file.file} would not be valid Python; {bug}") from None
     for target in file.targets:
         unit = unit_of(parsed, target)
-        if target.fixed_text is None:
+        digest = expected[target.name]
+        if digest is None:
             if unit is not None:
                 raise UnexpectedCode(f"the transform left {target.name} in, which the fix removes; {bug}")
-        elif unit is None or digest_of(unit, target) != target.fixed_sha256:
+        elif unit is None or digest_of(unit, target) != digest:
             raise UnexpectedCode(f"the transform did not produce the fixed {target.name}; {bug}")
     known = file.known_file(hashlib.sha256(source).hexdigest())
     if known is not None and known.patched_sha256 and hashlib.sha256(result).hexdigest() != known.patched_sha256:

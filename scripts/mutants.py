@@ -339,7 +339,7 @@ MUTANTS = [
         "an-entry-given-as-a-catalog-unexplained",
         "--catalog naming an entry says to give the directory that holds it",
         "hfpatch/catalog.py",
-        "        if index > 0 and ((catalog / ENTRY).is_file() or (catalog / OLD_ENTRY).is_file()):\n",
+        "        if number > 0 and ((catalog / ENTRY).is_file() or (catalog / OLD_ENTRY).is_file()):\n",
         "        if False:\n",
     ),
     # ------------------------------------------------------------------------------ the CLI over environments
@@ -548,8 +548,8 @@ MUTANTS = [
         "entries-sharing-a-file-read-as-headers",
         "two patches of one statement are refused together, though check reads entries as their headers",
         "hfpatch/catalog.py",
-        "        patches = [whole_entry(patch) if patch.id in sharing else patch for patch in patches]",
-        "        patches = list(patches)",
+        "(changes if changes is not None else _changes(whole_entry(patch)))",
+        "(changes if changes is not None else _changes(patch))",
     ),
     Mutant(
         "quiet-prints-everything",
