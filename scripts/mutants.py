@@ -236,9 +236,9 @@ MUTANTS = [
         "helper-names-unchecked",
         "a patch never raises NameError: the names an inserted helper uses are checked against the old module too",
         "hfpatch/new/judge.py",
-        "        if change.op is Op.DELETE:\n            continue\n"
+        "        if change.shape is Shape.DELETE:\n            continue\n"
         "        unit = statements.find(patched, change.key)\n",
-        "        if change.op is not Op.REPLACE:\n            continue\n"
+        "        if change.shape is not Shape.REPLACE:\n            continue\n"
         "        unit = statements.find(patched, change.key)\n",
     ),
     Mutant(
@@ -434,7 +434,7 @@ MUTANTS = [
         "blank-lines-indented",
         "a blank line of a fixed method stays empty where schema 2's dedented text is placed, so the patched file "
         "is upstream's byte for byte",
-        "hfpatch/rewrite.py",
+        "hfpatch/shapes.py",
         '    return tuple(f"{indent}{line}{newline}" if line.strip() else f"{line}{newline}"'
         ' for line in text.split("\\n"))',
         '    return tuple(f"{indent}{line}{newline}" for line in text.split("\\n"))',
