@@ -14,7 +14,8 @@ record of that entry alone, with no range: fixed where it is applied, open where
 Where an advisory stands is decided by the installed code, never by a version alone: by the condition each entry
 finds, by which of the record's files are installed; `listed` only decides whether an advisory that no entry speaks
 for here is named at all (open: no entry covers the release; or no fix exists upstream), and `affected` in its
-place where the wheels show the code in other releases than the advisories list.
+place where the wheels show the code in other releases than the advisories list: a listed release outside
+`affected` is named not affected (the vulnerable code is not in it), as a scanner that goes by `listed` needs to read.
 """
 
 from __future__ import annotations
@@ -363,7 +364,9 @@ class Reason(enum.Enum):
     PARTLY_MITIGATED = "partly-mitigated"  # open: an entry that carries part of the fix is applied
     NOT_COVERED = "not-covered"  # open: upstream fixed it, and no entry carries that to this release
     NO_UPSTREAM_FIX = "no-upstream-fix"  # open: upstream has no fix
-    CODE_NOT_PRESENT = "vulnerable-code-not-present"  # not affected: the entries' targets are absent
+    # not affected: the entries' targets are absent, or (no entry speaking) the release is listed, yet outside the
+    # releases whose wheels have the code (`affected`)
+    CODE_NOT_PRESENT = "vulnerable-code-not-present"
     COMPONENT_NOT_PRESENT = "component-not-present"  # not affected: none of the record's files is installed
     CODE_NOT_KNOWN = "code-not-known"  # unknown: an entry found code it does not know (or an error)
     VERSION_NOT_KNOWN = "version-not-known"  # unknown: no entry speaks, and the release's version is not known
@@ -435,7 +438,8 @@ def judge(
 ) -> AdvisoryStatus | None:
     """Where the advisory stands in an environment: from what its entries found (`findings`, by entry id), the
     release's version and the record's files that are installed. None: nothing to say (no entry speaks for the
-    release, and the advisories do not list it)."""
+    release, and the advisories do not list it). A listed release outside `affected` that no entry speaks for is not
+    affected: the wheels, read release by release, show it has none of the code."""
     present = tuple(file for file in record.files if file in set(installed))
     listed = within(record.listed, version)
     affected = listed if record.affected is None else within(record.affected, version)
@@ -465,7 +469,11 @@ def judge(
         return status(Status.NOT_AFFECTED, Reason.CODE_NOT_PRESENT, entries=decided)
     if affected is None and record.listed is not None:
         return status(Status.UNKNOWN, Reason.VERSION_NOT_KNOWN)
-    return status(Status.OPEN, unfixed) if affected else None
+    if affected:
+        return status(Status.OPEN, unfixed)
+    if listed and record.affected is not None:  # listed, but the wheels show the release has no vulnerable code
+        return status(Status.NOT_AFFECTED, Reason.CODE_NOT_PRESENT)
+    return None
 
 
 def _deciding(findings: Sequence[Finding]) -> tuple[Finding, ...]:

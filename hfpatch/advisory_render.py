@@ -69,8 +69,14 @@ def sentence(status: AdvisoryStatus, audit: Audit) -> str:
         return f"{_named(status.partial)} is applied, and carries only part of upstream's fix; {rest}"
     if reason in (Reason.NOT_COVERED, Reason.NO_UPSTREAM_FIX):
         return _unfixed(status, audit)
-    if reason is Reason.CODE_NOT_PRESENT:
+    if reason is Reason.CODE_NOT_PRESENT and status.entries:
         return f"the code it concerns is not in {_release(status)} ({_named(status.entries)} finds none of it)"
+    if reason is Reason.CODE_NOT_PRESENT:
+        listed = f"releases {record.listed}" if record.listed else "every release"
+        return (
+            f"the code it concerns is not in {_release(status)}: the wheels have it in {record.affected} only, "
+            f"though the advisories list {listed}"
+        )
     if reason is Reason.COMPONENT_NOT_PRESENT:
         return f"{_release(status)} has none of the files it concerns ({_files(record.files)})"
     if reason is Reason.CODE_NOT_KNOWN:

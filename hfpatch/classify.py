@@ -105,6 +105,8 @@ def _has_the_fix(version: str | None, patch: Patch) -> bool:
 
 
 def _form_detail(target: Target, form: Form) -> str:
+    if not form.releases and form.reason:  # a text the patch puts in (Target.form_of): no release has it
+        return f"{target.name} is {form.reason}"
     detail = f"{target.name} is the {form.release_range} code"
     return f"{detail} ({form.reason})" if form.reason and form.verdict is Verdict.NOT_APPLICABLE else detail
 

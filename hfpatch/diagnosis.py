@@ -282,7 +282,9 @@ def _not_covered(facts: Facts, suggest: Suggest) -> Diagnosis | None:
         return None
     oldest, newest = patch.releases_read
     older = versions.is_older(installation.version, oldest)
-    newer = patch.fixed_in is None and versions.is_older(newest, installation.version)
+    # Newer than those read, whatever fixed_in says: a release before fixed_in that was not read (another entry of
+    # the same advisory covers it, or it came out after the entry) is as unknown to the entry as any other.
+    newer = versions.is_older(newest, installation.version)
     if not (older or newer):
         return None
     for file in facts.files:
@@ -298,12 +300,15 @@ def _not_covered(facts: Facts, suggest: Suggest) -> Diagnosis | None:
         # Not the user's to rewrite (and an entry of their own for the same statements would be refused beside it).
         advice = f"the built-in {patch.id} does not cover this release"
         return Diagnosis(Condition.NOT_COVERED, summary, advice=advice)
-    since = f"--since {installation.version}" if older else f"--until {installation.version}"
+    # Before fixed_in, new's default reading (every release back from --fixed-in) takes the release in.
+    since = (
+        f" --since {installation.version}" if older else "" if patch.fixed_in else f" --until {installation.version}"
+    )
     targets = " ".join(
         f"--target {patch.distribution}:{file.module}:{target.name}" for file in patch.files for target in file.targets
     )
     source = f"--fixed-in {patch.fixed_in}" if patch.fixed_in is not None else "--fixed-from PATH"
-    advice = f"to cover it, write the entry again with `hfpatch new {patch.id} {targets} {source} {since} --force`"
+    advice = f"to cover it, write the entry again with `hfpatch new {patch.id} {targets} {source}{since} --force`"
     return Diagnosis(Condition.NOT_COVERED, summary, advice=advice)
 
 

@@ -19,7 +19,9 @@ parses JSON in C, an order of magnitude faster than tomllib parses the same data
 
 Schema 5 writes each target's shape ("replace", "insert" with its anchor, "delete") and each file's ("edit", the
 default, or "remove": the file's code taken out, each release's file known by digest and emptied by apply, its
-original kept as every original is). The older schemas are read and converted as they are read: schema 4 (a file's
+original kept as every original is). A form may have a fixed text of its own (from schema 4): where the releases of
+a line have the statement in a form the target's fixed text cannot replace (it calls a helper they lack), that form
+is rewritten to a text fitted to it. The older schemas are read and converted as they are read: schema 4 (a file's
 shape; a target's `delete` and `insert_if_absent` flags), schema 3 (hfpatch 0.3: a list of files, the flags) and
 schema 2 (hfpatch 0.2: one file, definitions digested dedented). Every entry is written in schema 5, except one of
 schema 2, whose digests only schema 2 describes.
@@ -102,6 +104,11 @@ class Form(NamedTuple):
     reason: str = ""
     # Short digests of each line of the text: enough to point at the line where unknown code differs.
     lines: tuple[str, ...] = ()
+    # This form's own fixed text, where it is not the target's (an older line whose code the fix must be fitted to:
+    # a helper the target's text calls is absent there); None: the target's. Only a form that needs the patch has one.
+    fixed_text: str | None = None
+    # Where that text lies in the entry (relative, POSIX).
+    fixed_file: str | None = None
 
     @property
     def release_range(self) -> str:
@@ -135,12 +142,25 @@ class Target(NamedTuple):
     def fixed_sha256(self) -> str | None:
         return None if self.fixed_text is None else text_sha256(self.fixed_text)
 
+    def fixed_for(self, digest: str) -> str | None:
+        """The fixed text a statement of this digest becomes: its form's own, else the target's."""
+        form = next((form for form in self.forms if form.sha256 == digest), None)
+        return form.fixed_text if form is not None and form.fixed_text is not None else self.fixed_text
+
+    def fixed_digests(self) -> tuple[str, ...]:
+        """The digest of every text the patch puts in for this target: the target's, then each form's own."""
+        own = (text_sha256(form.fixed_text) for form in self.forms if form.fixed_text is not None)
+        return tuple(dict.fromkeys([*([self.fixed_sha256] if self.fixed_sha256 else []), *own]))
+
     def form_of(self, digest: str) -> Form | None:
         for form in self.forms:
             if form.sha256 == digest:
                 return form
         if digest == self.fixed_sha256:
             return Form(digest, Verdict.FIXED, (), "the fixed text")
+        fitted = next((form for form in self.forms if form.fixed_text and text_sha256(form.fixed_text) == digest), None)
+        if fitted is not None:
+            return Form(digest, Verdict.FIXED, (), f"the fixed text of the {fitted.release_range} code")
         return None
 
 
@@ -280,7 +300,7 @@ _KEYS = {
     "a target (schema 3)": frozenset({"name", "fixed", "delete", "insert_if_absent", "after", "before", "lead"})
     | {"lead_was", "next_lead", "forms"},
     "a target (schema 2)": frozenset({"name", "fixed", "insert_if_absent", "forms"}),
-    "a form": frozenset({"sha256", "verdict", "reason", "releases", "lines"}),
+    "a form": frozenset({"sha256", "verdict", "reason", "releases", "lines", "fixed"}),
     "a known file": frozenset({"sha256", "verdict", "releases", "patched_sha256", "note"}),
 }
 
@@ -312,6 +332,8 @@ def _patch(data: Mapping[str, Any], directory: Path, whole: bool = True) -> Patc
         files = tuple(_file(item, directory, schema=schema, whole=whole) for item in _objects(data, "files"))
     if schema < 4 and any(file.shape is not FileShape.EDIT for file in files):
         raise ValueError(f"a file's shape needs schema 4, and the entry is schema {schema}")
+    if schema < 4 and any(_fitted(file) for file in files):
+        raise ValueError(f"a form's own fixed text needs schema 4, and the entry is schema {schema}")
     if not files:
         raise ValueError("it names no files")
     if len({file.file for file in files}) != len(files):
@@ -366,6 +388,11 @@ def _file(data: Mapping[str, Any], directory: Path, *, schema: int, whole: bool 
     return PatchFile(module, file, targets, known)
 
 
+def _fitted(file: PatchFile) -> bool:
+    """Whether a form of the file's targets has a fixed text of its own (schema 4)."""
+    return any(form.fixed_text is not None for target in file.targets for form in target.forms)
+
+
 def _shape(data: Mapping[str, Any], file: str) -> FileShape:
     value = data.get("shape", FileShape.EDIT.value)
     try:
@@ -407,13 +434,14 @@ def _target(data: Mapping[str, Any], directory: Path, schema: int) -> Target:
     shape = _target_shape(data, name) if schema >= 5 else _flags_shape(data, name)
     fixed_text = fixed_file = None
     if shape is not Shape.DELETE:
-        path = _required_file(data, "fixed", directory)
-        fixed_text = path.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip("\n")
+        fixed_text = _read_fixed(_required_file(data, "fixed", directory))
         fixed_file = _string(data, "fixed")
+    forms = tuple(_form(item, directory) for item in _objects(data, "forms"))
+    _check_fitted(name, forms, fixed_text)
     target = Target(
         name=name,
         fixed_text=fixed_text,
-        forms=tuple(_form(item) for item in _objects(data, "forms")),
+        forms=forms,
         shape=shape,
         after=_optional_string(data, "after"),
         before=_optional_string(data, "before"),
@@ -478,15 +506,39 @@ def _flag(data: Mapping[str, Any], key: str) -> bool:
     return value
 
 
-def _form(data: Mapping[str, Any]) -> Form:
+def _form(data: Mapping[str, Any], directory: Path) -> Form:
     _known_keys(data, "a form")
+    fixed_text = fixed_file = None
+    if "fixed" in data:
+        fixed_text = _read_fixed(_required_file(data, "fixed", directory))
+        fixed_file = _string(data, "fixed")
     return Form(
         sha256=_digest(data, "sha256"),
         verdict=_verdict(data),
         releases=_versions(data, "releases"),
         reason=_optional_string(data, "reason") or "",
         lines=_strings(data, "lines"),
+        fixed_text=fixed_text,
+        fixed_file=fixed_file,
     )
+
+
+def _read_fixed(path: Path) -> str:
+    return path.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip("\n")
+
+
+def _check_fitted(name: str, forms: Sequence[Form], fixed_text: str | None) -> None:
+    """A form's own fixed text: only where the patch rewrites that form, and never a text another form has."""
+    for form in forms:
+        if form.fixed_text is None:
+            continue
+        if form.verdict is not Verdict.NEEDS_PATCH:
+            raise ValueError(f"a form of {name} has a fixed text of its own, but its verdict is {form.verdict.value}")
+        if fixed_text is None:
+            raise ValueError(f"a form of {name} has a fixed text of its own, but the fix deletes {name}")
+        digest = text_sha256(form.fixed_text)
+        if any(other.sha256 == digest for other in forms):
+            raise ValueError(f"the fixed text of a form of {name} is itself one of its forms ({digest[:12]})")
 
 
 def _known_file(data: Mapping[str, Any]) -> KnownFile:
@@ -619,7 +671,8 @@ def _optional_file(data: Mapping[str, Any], key: str, directory: Path) -> Path |
 
 def with_fixed_files(patch: Patch) -> Patch:
     """The patch with a place in fixed/ for each target's fixed text: fixed/<name>.py for a patch of one file,
-    fixed/<module>/<name>.py for several; names made safe for a file system and unique."""
+    fixed/<module>/<name>.py for several, and <name>-<oldest release>.py for a form's own; names made safe for a
+    file system and unique."""
     files = []
     for file in patch.files:
         where = "fixed" if len(patch.files) == 1 else f"fixed/{file.module}"
@@ -630,14 +683,31 @@ def with_fixed_files(patch: Patch) -> Patch:
                 targets.append(target._replace(fixed_file=None))
                 continue
             stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", target.name).strip(".") or "statement"
-            name, number = stem, 1
-            while name.lower() in taken:
-                number += 1
-                name = f"{stem}-{number}"
-            taken.add(name.lower())
-            targets.append(target._replace(fixed_file=f"{where}/{name}.py"))
+            fixed_file = f"{where}/{_unique(stem, taken)}.py"
+            forms = tuple(
+                form
+                if form.fixed_text is None
+                else form._replace(fixed_file=f"{where}/{_unique(f'{stem}-{_form_label(form)}', taken)}.py")
+                for form in target.forms
+            )
+            targets.append(target._replace(fixed_file=fixed_file, forms=forms))
         files.append(file._replace(targets=tuple(targets)))
     return patch._replace(files=tuple(files))
+
+
+def _unique(stem: str, taken: set[str]) -> str:
+    """`stem`, or `stem-2`, `stem-3`...: a name no other fixed text of the file has (case folded)."""
+    name, number = stem, 1
+    while name.lower() in taken:
+        number += 1
+        name = f"{stem}-{number}"
+    taken.add(name.lower())
+    return name
+
+
+def _form_label(form: Form) -> str:
+    """A form's own fixed text is named after the oldest release of the form (or its digest, where none)."""
+    return form.releases[0] if form.releases else form.sha256[:12]
 
 
 def render(patch: Patch) -> str:
@@ -732,6 +802,7 @@ def _render_forms(target: Target) -> list[dict[str, object]]:
             **({"reason": form.reason} if form.reason else {}),
             "releases": list(form.releases),
             "lines": list(form.lines),
+            **({"fixed": form.fixed_file} if form.fixed_text is not None else {}),
         }
         for form in target.forms
     ]
@@ -778,23 +849,15 @@ def write(
     try:
         staged = scratch / patch.id
         if force and final.is_dir():
-            written = {ENTRY} | (
-                set()
-                if previous is None
-                else {target.fixed_file for file in previous.files for target in file.targets if target.fixed_file}
-            )
+            written = {ENTRY} | (set() if previous is None else _fixed_files(previous))
             shutil.copytree(final, staged, symlinks=True, ignore=_leaving(final, written))
             _prune_empty(staged)
         else:
             staged.mkdir()
-        for file in patch.files:
-            for target in file.targets:
-                if target.fixed_text is None:
-                    continue
-                assert target.fixed_file is not None
-                path = staged / target.fixed_file
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(target.fixed_text + "\n", encoding="utf-8")
+        for relative, text in _fixed_texts(patch):
+            path = staged / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text + "\n", encoding="utf-8")
         if probe is not None:
             assert patch.probe is not None
             (staged / patch.probe.name).write_text(probe, encoding="utf-8")
@@ -815,6 +878,23 @@ def write(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return final
+
+
+def _fixed_texts(patch: Patch) -> list[tuple[str, str]]:
+    """Each fixed text of the entry with its place in it: the targets', then their forms' own."""
+    placed: list[tuple[str, str]] = []
+    for file in patch.files:
+        for target in file.targets:
+            owners: list[Target | Form] = [target, *target.forms]
+            for owner in owners:
+                if owner.fixed_text is not None:
+                    assert owner.fixed_file is not None, f"a fixed text of {target.name} has no place in fixed/"
+                    placed.append((owner.fixed_file, owner.fixed_text))
+    return placed
+
+
+def _fixed_files(patch: Patch) -> set[str]:
+    return {relative for relative, _ in _fixed_texts(patch)}
 
 
 def _relative(patch: Patch, directory: Path) -> Patch:

@@ -21,7 +21,7 @@ import libcst
 
 from hfpatch import shapes, statements
 from hfpatch.classify import digest_of, unit_of
-from hfpatch.entry import FileShape, Patch, PatchFile, Shape, Target, Verdict
+from hfpatch.entry import FileShape, Patch, PatchFile, Target, Verdict
 from hfpatch.errors import UnexpectedCode
 
 Transform = Callable[[libcst.Module, str], libcst.Module]
@@ -79,17 +79,18 @@ def _render(module: libcst.Module, indent: str) -> str:
     return (code[len(_SCAFFOLD) :] if indent else code).rstrip("\n")
 
 
-def replace_with_fixed(unit: statements.Unit, target: Target) -> str:
-    """The default transform: the statement's node becomes the fixed one; the text that comes out is checked to be
-    the fixed text exactly, byte for byte."""
-    assert target.fixed_text is not None
+def replace_with_fixed(unit: statements.Unit, target: Target, fixed_text: str | None = None) -> str:
+    """The default transform: the statement's node becomes the fixed one (`fixed_text`, or the target's); the text
+    that comes out is checked to be that fixed text exactly, byte for byte."""
+    fixed_text = target.fixed_text if fixed_text is None else fixed_text
+    assert fixed_text is not None
     old = _parsed(unit.text, unit.indent, f"{target.name} as it is in the file")
-    fixed = _parsed(target.fixed_text, unit.indent, f"the fixed text of {target.name}")
+    fixed = _parsed(fixed_text, unit.indent, f"the fixed text of {target.name}")
     if len(old.body) != 1 or len(fixed.body) != 1:
         raise UnexpectedCode(f"the fixed text of {target.name} is not one statement")
     replacer = ReplaceStatement(_statement(fixed, unit.indent), scaffolded=bool(unit.indent))
     result = _render(old.visit(replacer), unit.indent)
-    if replacer.replaced != 1 or result != target.fixed_text:
+    if replacer.replaced != 1 or result != fixed_text:
         raise UnexpectedCode(f"the transform did not produce the fixed {target.name}")
     return result
 
@@ -102,27 +103,29 @@ def patched(source: bytes, patch: Patch, file: PatchFile) -> bytes:
     parsed = statements.parse(source, file.file)
     place = shapes.Place(parsed, file, _rewriter(_custom_transform(patch)))
     edits: list[shapes.Edit] = []
+    expected: dict[str, str | None] = {}  # the digest each target must come out with (None: gone)
     for target in file.targets:
-        edits += _edits(place, target, len(edits))
+        unit = unit_of(parsed, target)
+        edits += _edits(place, target, unit, len(edits))
+        expected[target.name] = shapes.of(target).expected(target, None if unit is None else digest_of(unit, target))
     lines = list(parsed.lines)
     if lines and not lines[-1].endswith(("\n", "\r")) and any(edit.start >= len(lines) for edit in edits):
         lines[-1] += parsed.newline  # something goes after the last line, which has no line ending of its own
     for edit in sorted(edits, key=lambda edit: (edit.start, edit.order), reverse=True):
         lines[edit.start : edit.end] = edit.lines
     result = parsed.encode(tuple(lines))
-    _check(result, source, patch, file)
+    _check(result, source, patch, file, expected)
     return result
 
 
-def _edits(place: shapes.Place, target: Target, order: int) -> list[shapes.Edit]:
+def _edits(place: shapes.Place, target: Target, unit: statements.Unit | None, order: int) -> list[shapes.Edit]:
     """A target's edits, by its shape (hfpatch.shapes); a statement that is there is changed only in a form the
     patch is written for."""
     shape = shapes.of(target)
-    unit = unit_of(place.parsed, target)
     if unit is None:
         return shape.put_in(place, target, order)
     digest = digest_of(unit, target)
-    if target.fixed_text is not None and digest == target.fixed_sha256:
+    if target.fixed_text is not None and digest in target.fixed_digests():
         return []
     form = target.form_of(digest)
     if form is None or form.verdict is not Verdict.NEEDS_PATCH:
@@ -132,20 +135,20 @@ def _edits(place: shapes.Place, target: Target, order: int) -> list[shapes.Edit]
 
 
 def _rewriter(transform: Transform | None) -> Callable[[statements.Unit, Target], str]:
-    """The new text of a statement in a form the patch is written for: the fixed text through libcst, an entry's own
-    transform, or schema 2's dedented text indented."""
+    """The new text of a statement in a form the patch is written for: the fixed text (its form's own, else the
+    target's) through libcst, an entry's own transform, or schema 2's dedented text indented."""
 
     def rewritten(unit: statements.Unit, target: Target) -> str:
         if target.legacy:
             return _legacy(unit, target, transform)
         if transform is not None and unit.kind == statements.FUNCTION:
             return _custom(unit, target, transform)
-        return replace_with_fixed(unit, target)
+        return replace_with_fixed(unit, target, target.fixed_for(digest_of(unit, target)))
 
     return rewritten
 
 
-def _check(result: bytes, source: bytes, patch: Patch, file: PatchFile) -> None:
+def _check(result: bytes, source: bytes, patch: Patch, file: PatchFile, expected: dict[str, str | None]) -> None:
     bug = f"this is a bug in the catalog entry {patch.id} or in hfpatch"
     try:
         parsed = statements.parse(result, file.file)
@@ -153,9 +156,11 @@ def _check(result: bytes, source: bytes, patch: Patch, file: PatchFile) -> None:
         raise UnexpectedCode(f"the patched {file.file} would not be valid Python; {bug}") from None
     for target in file.targets:
         unit = unit_of(parsed, target)
-        if not shapes.of(target).done(target, None if unit is None else digest_of(unit, target)):
-            if target.shape is Shape.DELETE:
+        digest = expected[target.name]
+        if digest is None:
+            if unit is not None:
                 raise UnexpectedCode(f"the transform left {target.name} in, which the fix removes; {bug}")
+        elif unit is None or digest_of(unit, target) != digest:
             raise UnexpectedCode(f"the transform did not produce the fixed {target.name}; {bug}")
     known = file.known_file(hashlib.sha256(source).hexdigest())
     if known is not None and known.patched_sha256 and hashlib.sha256(result).hexdigest() != known.patched_sha256:

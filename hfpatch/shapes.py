@@ -1,5 +1,5 @@
 """Each shape of fix in one place: what a target of that shape is where the file lacks it (judging), what the patch
-makes of it (editing), whether the patched file has it as the fix does, and how it is said (describing).
+makes of it (editing) and the text it must then have, and how it is said (describing).
 
 A target's shape (entry.Shape) is what the fix does to one statement: replace it, insert it at its anchor where it
 is absent (and replace it where it is there), or delete it. A file's shape (entry.FileShape) is what the fix does to
@@ -71,9 +71,15 @@ class Replacement:
             edits.append(Edit(unit.lead, unit.start, _lead_lines(target.lead, place.parsed.newline), order))
         return edits
 
-    def done(self, target: Target, digest: str | None) -> bool:
-        """Whether a patched file has the statement as the fix does (`digest`: its text's; None: it is absent)."""
-        return digest is not None and digest == target.fixed_sha256
+    def expected(self, target: Target, digest: str | None) -> str | None:
+        """The digest the statement must have once patched, from the digest it has before (None: absent): the fixed
+        text of its form (the form's own, else the target's); one fixed already stays as it is."""
+        if digest is None:
+            return target.fixed_sha256
+        if digest in target.fixed_digests():
+            return digest
+        fixed_text = target.fixed_for(digest)
+        return None if fixed_text is None else text_sha256(fixed_text)
 
     def describe(self, target: Target) -> str:
         return f"replaces {target.name}"
@@ -112,8 +118,8 @@ class Deletion(Replacement):
     def change(self, place: Place, target: Target, unit: statements.Unit, order: int) -> list[Edit]:
         return [Edit(unit.lead, unit.end, (), order)]
 
-    def done(self, target: Target, digest: str | None) -> bool:
-        return digest is None
+    def expected(self, target: Target, digest: str | None) -> str | None:
+        return None  # gone
 
     def describe(self, target: Target) -> str:
         return f"removes {target.name}"

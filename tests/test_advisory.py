@@ -140,7 +140,14 @@ CASES = [
     ),
     # No fix upstream: `affected` (the wheels) names it where `listed` is wider.
     pytest.param(NONE, {}, "1.5", (), (Status.OPEN, Reason.NO_UPSTREAM_FIX), id="no-upstream-fix"),
-    pytest.param(NONE, {}, "0.9", (), None, id="no-upstream-fix-before-the-code"),
+    pytest.param(
+        NONE,
+        {},
+        "0.9",
+        (),
+        (Status.NOT_AFFECTED, Reason.CODE_NOT_PRESENT),
+        id="listed-but-the-wheels-have-no-code-is-not-affected",
+    ),
     pytest.param(NONE, {}, None, (), (Status.UNKNOWN, Reason.VERSION_NOT_KNOWN), id="no-upstream-fix-no-version"),
     # Files: none installed is not affected, an entry that moved them aside applied is fixed.
     pytest.param(MOVER, found(("mover", C.APPLIED)), "1.0", (), (Status.FIXED, Reason.PATCH_APPLIED), id="moved-aside"),
@@ -192,6 +199,31 @@ def test_the_findings_that_decide_are_named() -> None:
     assert judged is not None and [finding.entry for finding in judged.entries] == ["fix-a"]
     mitigating = advisory.judge(record(HALF), found(("half", C.NEEDS_PATCH)), "1.0")
     assert mitigating is not None and [finding.entry for finding in mitigating.partial] == ["half"]
+
+
+# TWO as the wheels might read: the code only from 1.0, though the advisories list every release before 2.0.
+FROM_1 = [
+    pytest.param({}, "0.5", (Status.NOT_AFFECTED, Reason.CODE_NOT_PRESENT), id="listed-before-the-code"),
+    pytest.param(found(("fix-a", C.NOT_APPLICABLE)), "0.5", (Status.NOT_AFFECTED, Reason.CODE_NOT_PRESENT), id="form"),
+    pytest.param(found(("fix-a", C.NOT_COVERED)), "0.5", (Status.NOT_AFFECTED, Reason.CODE_NOT_PRESENT), id="older"),
+    pytest.param(found(("fix-a", C.NEEDS_PATCH)), "0.5", (Status.OPEN, Reason.NOT_APPLIED), id="the-code-decides"),
+    pytest.param(found(("fix-a", C.APPLIED)), "0.5", (Status.FIXED, Reason.PATCH_APPLIED), id="applied-decides"),
+    pytest.param(found(("fix-a", C.NOT_COVERED)), "1.5", (Status.OPEN, Reason.NOT_COVERED), id="with-the-code"),
+    pytest.param({}, "2.5", None, id="neither-listed-nor-affected"),
+    pytest.param({}, None, (Status.UNKNOWN, Reason.VERSION_NOT_KNOWN), id="no-version"),
+]
+
+
+@pytest.mark.parametrize(("findings", "version", "expected"), FROM_1)
+def test_a_listed_release_without_the_code_is_not_affected(
+    findings: dict[str, Finding], version: str | None, expected: tuple[Status, Reason] | None
+) -> None:
+    """Where no entry speaks for a release the advisories list, `affected` (read off the wheels) decides: outside
+    it the vulnerable code is not in the release, which is what OpenVEX's vulnerable_code_not_present says."""
+    judged = advisory.judge(record(TWO)._replace(affected=">=1.0,<2.0"), findings, version)
+    assert (None if judged is None else (judged.status, judged.reason)) == expected
+    if judged is not None and judged.status is Status.NOT_AFFECTED:
+        assert judged.listed is True and judged.entries == ()
 
 
 @pytest.mark.parametrize(

@@ -347,6 +347,13 @@ def not_covered_built_in(where: Path) -> World:
     return dataclasses.replace(world, patch=world.patch._replace(directory=catalog.builtin_catalog() / "toypkg-1"))
 
 
+def not_covered_newer_before_the_fix(where: Path) -> World:
+    """A release newer than those the entry was written from and older than its fix (one another entry covers, or
+    one released after the entry was written), as it was released: not read either."""
+    world = fresh(where, version="1.5", module=OLDER_GREET)
+    return dataclasses.replace(world, patch=world.patch._replace(releases_read=("1.0", "1.2")))
+
+
 def unrecognised_older_and_edited(where: Path) -> World:
     """The same release with its file edited after install (RECORD disagrees): that is code nobody knows."""
     world = not_covered(where)
@@ -780,6 +787,19 @@ SCENARIOS = [
             NOTHING,
         ),
         id="not-covered-older-release",
+    ),
+    pytest.param(
+        not_covered_newer_before_the_fix,
+        expect(
+            Condition.NOT_COVERED,
+            "toypkg 1.5 is newer than 1.2, the releases toypkg-1 was written from (1.0 to 1.2); its file is as "
+            "released (RECORD agrees), so hfpatch leaves it",
+            "to cover it, write the entry again with `hfpatch new toypkg-1 --target toypkg:toypkg.core:greet "
+            "--fixed-in 2.0 --force`",
+            NOTHING,
+            NOTHING,
+        ),
+        id="not-covered-newer-release-before-the-fix",
     ),
     pytest.param(
         not_covered_built_in,
