@@ -25,8 +25,7 @@ class CachedBytecode(NamedTuple):
 
 def cached_files(source: Path) -> list[CachedBytecode]:
     """Every cached .pyc of `source` (module.cache_tag[.opt-N].pyc): all interpreters, all optimisation levels."""
-    pattern = re.compile(rf"{re.escape(source.stem)}\.([^.]+)(?:\.opt-([0-9]+))?\.pyc")
-    found = []
+    found: list[CachedBytecode] = []
     cache = source.parent / "__pycache__"
     try:
         # A package's cache holds every module's: names first, Paths only for the few that match.
@@ -34,7 +33,12 @@ def cached_files(source: Path) -> list[CachedBytecode]:
     except OSError:
         return []
     prefix = f"{source.stem}."
-    for name in sorted(name for name in names if name.startswith(prefix)):
+    candidates = sorted(name for name in names if name.startswith(prefix))
+    if not candidates:
+        return found
+    # Compiled only where a name may match: an entry of hundreds of files would compile a pattern for each.
+    pattern = re.compile(rf"{re.escape(source.stem)}\.([^.]+)(?:\.opt-([0-9]+))?\.pyc")
+    for name in candidates:
         match = pattern.fullmatch(name)
         if match:
             path = cache / name

@@ -88,16 +88,17 @@ def _run(
         for other in results:
             other.not_reached = other is not stopped
         return results
-    # A patch read as its header is read whole where its distribution is installed, in every environment before
-    # any acts: a fault in an entry stops the run before anything is written.
+    # A patch read as its header is read whole where its distribution is installed and the release has one of its
+    # files, in every environment before any acts: a fault in an entry stops the run before anything is written.
     usable = [result.environment for result in results if result.environment is not None]
-    wanted = {patch.id: catalog.whole_entry(patch) for patch in patches if any(_has(each, patch) for each in usable)}
+    concerned = [patch for patch in patches if any(_concerns(each, patch) for each in usable)]
+    wanted = {patch.id: catalog.whole_entry(patch) for patch in concerned}
     for index, result in enumerate(results):
         environment = result.environment
         if environment is None:
             continue
         here = options._replace(suggest=advice_for(result.requested))
-        chosen = [wanted[patch.id] if _has(environment, patch) else patch for patch in patches]
+        chosen = [wanted.get(patch.id, patch) if _has(environment, patch) else patch for patch in patches]
         if known is not None:
             chosen += stranded.find(environment.python, known)
         try:
@@ -123,6 +124,16 @@ def _has(environment: Environment, patch: Patch) -> bool:
         return environment.installation_of(patch) is not None
     except HfpatchError:
         return True
+
+
+def _concerns(environment: Environment, patch: Patch) -> bool:
+    """The patch's entry must be read whole there: its distribution is installed, and the release has one of its
+    files or hfpatch keeps state there (or that cannot be told)."""
+    try:
+        installation = environment.installation_of(patch)
+    except HfpatchError:
+        return True
+    return installation is not None and not facts.never_installed(patch, installation)
 
 
 def _interrupted_first(command: Command, patches: Sequence[Patch], environment: Environment) -> list[Patch]:

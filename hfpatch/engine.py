@@ -7,15 +7,18 @@ the installation included), so a refusal looks the same from every command, in t
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from hfpatch import executor, files, state
+from hfpatch import files, state
 from hfpatch.diagnosis import Condition, Diagnosis, diagnose
 from hfpatch.entry import Patch
 from hfpatch.environment import Environment, Installation, Python
 from hfpatch.errors import ExitCode, HfpatchError
 from hfpatch.facts import Facts, forget, gather
 from hfpatch.plan import Action, Command, Options, Plan, Step, plan
+
+if TYPE_CHECKING:
+    from hfpatch import executor
 
 
 class Outcome(NamedTuple):
@@ -78,6 +81,8 @@ def outcome(facts: Facts, diagnosis: Diagnosis, decided: Plan, notes: tuple[str,
 
 def _perform(command: Command, facts: Facts, decided: Plan, options: Options) -> Outcome:
     """Take the environment's lock, read and decide again under it, and carry out what that decision says."""
+    from hfpatch import executor  # only a command that writes pays for the writing side (and what it imports)
+
     installation = facts.installation
     try:
         if installation is None:  # only hfpatch's state of an uninstalled package: each root has its own lock
@@ -107,6 +112,8 @@ _PREVIEW = {
 
 def _preview(facts: Facts, diagnosis: Diagnosis, decided: Plan, options: Options) -> Outcome:
     """A dry run: what the plan would write, as a unified diff of each file it changes; nothing is written."""
+    from hfpatch import executor
+
     plans: list[executor.FilePlan] = []
     if Step.PATCH in decided.steps:
         plans = [executor.applying(facts, file) for file in facts.files]

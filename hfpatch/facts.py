@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -112,6 +113,20 @@ def gather(patch: Patch, python: Python, installation: Installation | None) -> F
     return found._replace(state=saved, files=_without_removed_files_absent(gathered))
 
 
+def never_installed(patch: Patch, installation: Installation) -> bool:
+    """The release never had any of the patch's files (RECORD, read, lists none, and none is on disk), and hfpatch
+    keeps no state where it is installed: the patch's header is all its diagnosis needs (not-applicable), so its
+    entry is never read whole there (catalog.whole_entry). Any state of hfpatch there, or no RECORD: False."""
+    record = _record(installation.record)
+    if record is None or _keeps_state(installation.root):
+        return False
+    root = str(installation.root)
+    return all(
+        _record_facts(record, file.file)[1] and not os.path.exists(f"{root}/{file.file}")  # noqa: PTH110
+        for file in patch.files
+    )
+
+
 def _without_removed_files_absent(gathered: tuple[FileFacts, ...]) -> tuple[FileFacts, ...]:
     """A file the patch removes that this release never had (RECORD does not list it, hfpatch holds no state of it)
     is as the fix wants it: only the others are acted on. Where the release has none of them, all stay, and the
@@ -186,6 +201,16 @@ class _Read(NamedTuple):
 # earlier read. Outside a run (None), every gather reads afresh.
 _READ: dict[Path, _Read] | None = None
 _STATE_ROOTS: dict[tuple[str, ...], tuple[Path, ...]] = {}
+_STATE_KEPT: dict[Path, bool] = {}
+_LINKS: dict[str, bool] = {}
+_RECORD_LINES: dict[int, tuple[bytes, dict[str, str | None]]] = {}
+
+
+def _forget_paths() -> None:
+    _STATE_ROOTS.clear()
+    _STATE_KEPT.clear()
+    _LINKS.clear()
+    _RECORD_LINES.clear()
 
 
 @contextlib.contextmanager
@@ -193,18 +218,19 @@ def one_read_each() -> Iterator[None]:
     """A run: each file read once while it lasts."""
     global _READ
     _READ = {}
-    _STATE_ROOTS.clear()
+    _forget_paths()
     try:
         yield
     finally:
         _READ = None
+        _forget_paths()
 
 
 def forget() -> None:
     """Read every file afresh from now on (the engine, before it decides under the lock and after it writes)."""
     if _READ is not None:
         _READ.clear()
-    _STATE_ROOTS.clear()
+    _forget_paths()
 
 
 def _identity(path: Path) -> tuple[int, int, int, int] | None:
@@ -246,14 +272,16 @@ def _file(
 ) -> FileFacts:
     root, path = installation.root, installation.path_of(patch_file.file)
     found = FileFacts(patch_file, path, link=_link(root, path))
-    try:
-        saved = state.load_file(root, patch_file.file) or implied
-    except StateError as error:
-        return found._replace(state_error=str(error))
+    saved: state.FileState | None = implied
+    leftover = False
+    if _keeps_state(root):  # most environments have no .hfpatch anywhere: nothing of it to look up per file
+        try:
+            saved = state.load_file(root, patch_file.file) or implied
+        except StateError as error:
+            return found._replace(state_error=str(error))
+        leftover = saved is None and state.file_dir(root, patch_file.file).exists()
     original, original_error = _original(root, saved)
-    leftover = saved is None and state.file_dir(root, patch_file.file).exists()
-    record_line = None if record is None else wheelrecord.find_line(record, patch_file.file)
-    unlisted = record is not None and not wheelrecord.lists(record, patch_file.file)
+    record_line, unlisted = (None, False) if record is None else _record_facts(record, patch_file.file)
     found = found._replace(
         state=saved,
         leftover=leftover,
@@ -262,7 +290,7 @@ def _file(
         record_line=record_line,
         unlisted=unlisted,
     )
-    if not path.exists():
+    if not os.path.exists(path):  # noqa: PTH110 - the plain call: a removed file's entry names hundreds
         return found._replace(missing=True)
     try:
         read = _read_once(path)
@@ -272,13 +300,49 @@ def _file(
     return found._replace(source=read.data, source_sha256=read.sha256, stale_bytecode=stale_bytecode)
 
 
+def _keeps_state(root: Path) -> bool:
+    """Whether `root` holds a .hfpatch directory: looked at once a run (the engine forgets it before it decides
+    under the lock and after it writes, as it forgets what it read)."""
+    if _READ is None:
+        return state.state_root(root).is_dir()
+    if root not in _STATE_KEPT:
+        _STATE_KEPT[root] = state.state_root(root).is_dir()
+    return _STATE_KEPT[root]
+
+
+def _record_facts(record: bytes, file: str) -> tuple[str | None, bool]:
+    """The file's RECORD line, and whether RECORD does not list it. Within a run, RECORD is split once into its
+    lines by path: a removed file's entry names hundreds of files, and searching the whole RECORD twice for each was
+    most of what `check` spent on such an entry. A path with a comma in it is searched for (wheelrecord.listing)."""
+    if _READ is None or "," in file:
+        return wheelrecord.find_line(record, file), not wheelrecord.lists(record, file)
+    kept = _RECORD_LINES.get(id(record))
+    if kept is None or kept[0] is not record:
+        kept = (record, wheelrecord.listing(record))
+        _RECORD_LINES[id(record)] = kept
+    lines = kept[1]
+    return lines.get(file), file not in lines
+
+
 def _link(root: Path, file: Path) -> str | None:
-    path = file
-    while path != root and path != path.parent:
-        if path.is_symlink():
-            return f"{path} is a symbolic link (to {path.readlink()})"
-        path = path.parent
+    # In strings, not Paths: an entry of a removed file's shape names hundreds of files, and pathlib's parents and
+    # comparisons were most of what reading them cost.
+    top = str(root)
+    first = path = str(file)
+    while path != top and path != os.path.dirname(path):  # noqa: PTH120
+        if os.path.islink(path) if path == first else _is_link(path):  # noqa: PTH114
+            return f"{path} is a symbolic link (to {Path(path).readlink()})"
+        path = os.path.dirname(path)  # noqa: PTH120
     return None
+
+
+def _is_link(directory: str) -> bool:
+    """os.path.islink of a directory, asked once a run: the files of an entry share their directories."""
+    if _READ is None:
+        return os.path.islink(directory)  # noqa: PTH114
+    if directory not in _LINKS:
+        _LINKS[directory] = os.path.islink(directory)  # noqa: PTH114
+    return _LINKS[directory]
 
 
 def _original(root: Path, saved: state.FileState | None) -> tuple[bytes | None, str | None]:

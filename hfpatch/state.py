@@ -22,7 +22,6 @@ import contextlib
 import enum
 import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -334,6 +333,8 @@ def _remove_state_dir(state_file: Path, directory: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             state_file.unlink()
         if directory.exists():
+            import shutil  # tidying only: not on check's path
+
             shutil.rmtree(directory)
     except OSError as error:
         raise describe_os_error(error, directory, "remove") from None

@@ -2,7 +2,8 @@
 
 Telling a version from a typo needs only a regular expression, so an entry's versions are checked when it is loaded
 without importing `packaging` on `check`'s path; comparing them needs `packaging`, imported only where a comparison
-is made (a released file the catalog knows by digest never needs one).
+is made between versions that are not both plain releases (`5.12.1`: numbers and dots, which compare as PEP 440
+compares them, number by number with trailing zeros dropped; a release known by digest never needs one).
 """
 
 from __future__ import annotations
@@ -31,6 +32,20 @@ def is_version(text: str) -> bool:
     return _PEP440.fullmatch(text) is not None
 
 
+_PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+
+
+@functools.cache
+def _plain(text: str | None) -> tuple[int, ...] | None:
+    """A plain final release's numbers, trailing zeros dropped (1.0 == 1.0.0 == 1); None for any other text."""
+    if text is None or _PLAIN.fullmatch(text) is None:
+        return None
+    numbers = [int(part) for part in text.split(".")]
+    while len(numbers) > 1 and numbers[-1] == 0:
+        numbers.pop()
+    return tuple(numbers)
+
+
 def parse(text: str | None) -> Version | None:
     """The parsed version, or None where it is unknown or not PEP 440 (the code alone decides then)."""
     from packaging.version import InvalidVersion, Version
@@ -52,15 +67,24 @@ def _known(text: str) -> Version:
 
 def is_final_at_least(version: str | None, floor: str) -> bool:
     """`version` is a final release (no pre- or dev release) at or after `floor`."""
+    plain, plain_floor = _plain(version), _plain(floor)
+    if plain is not None and plain_floor is not None:
+        return plain >= plain_floor
     parsed = parse(version)
     return parsed is not None and not parsed.is_prerelease and parsed >= _known(floor)
 
 
 def is_at_least(version: str | None, floor: str) -> bool:
+    plain, plain_floor = _plain(version), _plain(floor)
+    if plain is not None and plain_floor is not None:
+        return plain >= plain_floor
     parsed = parse(version)
     return parsed is not None and parsed >= _known(floor)
 
 
 def is_older(version: str | None, floor: str) -> bool:
+    plain, plain_floor = _plain(version), _plain(floor)
+    if plain is not None and plain_floor is not None:
+        return plain < plain_floor
     parsed = parse(version)
     return parsed is not None and parsed < _known(floor)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import binascii
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 _URLSAFE = bytes.maketrans(b"+/", b"-_")
 
@@ -56,6 +56,27 @@ def lists(record: bytes, relative_file: str) -> bool:
     return _line_span(record, relative_file) is not None
 
 
+def listing(record: bytes) -> dict[str, str | None]:
+    """Every line of RECORD by the path it starts with (the text before its first comma), as find_line finds it:
+    the first such line, None where it is not UTF-8. One split where many files are looked up (a removed file's
+    entry names hundreds); a path that holds a comma is find_line's to find."""
+    found: dict[str, str | None] = {}
+    for line in record.splitlines():  # LF, CRLF and CR, as _line_span ends a line
+        path, comma, _ = line.partition(b",")
+        if not comma:
+            continue
+        try:
+            key = path.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if key not in found:
+            try:
+                found[key] = line.decode("utf-8")
+            except UnicodeDecodeError:
+                found[key] = None
+    return found
+
+
 def read_line(record: Path, relative_file: str) -> str | None:
     try:
         return find_line(record.read_bytes(), relative_file)
@@ -84,8 +105,7 @@ def _line_span(record: bytes, relative_file: str) -> tuple[int, int] | None:
     return start, end if carriage_return < 0 else carriage_return
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):  # not a dataclass: dataclasses imports inspect (ast, dis, tokenize), on check's path
     """One row of RECORD: a file's path, its digest as written (`sha256=...`, "" where none is listed) and size."""
 
     path: str

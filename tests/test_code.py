@@ -661,3 +661,40 @@ def test_a_known_file_must_become_the_file_the_catalog_records(tmp_path: Path) -
     wrong = write_entry(tmp_path / "wrong", targets, file_forms=[(sha256(source), "needs-patch", "0" * 64, [])])
     with pytest.raises(UnexpectedCode, match=r"the patched file would differ from upstream's 2\.0 file"):
         patched(source, wrong, wrong.files[0])
+
+
+@pytest.mark.parametrize(
+    ("version", "floor"),
+    [
+        ("5.12.1", "5.13.0"),
+        ("5.13.0", "5.13.0"),
+        ("5.13", "5.13.0"),
+        ("5.13.0.0", "5.13"),
+        ("10.0", "9.99.99"),
+        ("05.1", "5.1"),
+        ("4.46.3", "4.52.1"),
+        ("5.13.0rc1", "5.13.0"),
+        ("5.13.0.dev0", "5.12.1"),
+        ("5.13.0.post1", "5.13.0"),
+        ("1!1.0", "2.0"),
+        ("5.12.1+local", "5.12.1"),
+        ("not a version", "1.0"),
+    ],
+)
+def test_versions_compare_as_pep_440_compares_them(version: str, floor: str) -> None:
+    """Plain releases are compared without packaging (not on check's path); every answer is packaging's."""
+    from packaging.version import InvalidVersion, Version
+
+    from hfpatch import versions
+
+    try:
+        parsed: Version | None = Version(version)
+    except InvalidVersion:
+        parsed = None
+    below = Version(floor)
+    assert versions.is_at_least(version, floor) is (parsed is not None and parsed >= below)
+    assert versions.is_older(version, floor) is (parsed is not None and parsed < below)
+    final = parsed is not None and not parsed.is_prerelease
+    assert versions.is_final_at_least(version, floor) is (final and parsed is not None and parsed >= below)
+    if parsed is not None:
+        assert versions.is_at_least(floor, version) is (below >= parsed)

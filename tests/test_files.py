@@ -266,9 +266,29 @@ NEW = "toypkg/core.py,sha256=NEW,9"
 )
 def test_with_line_replaces_the_files_line_and_keeps_every_other_byte(record: bytes, expected: bytes | None) -> None:
     assert wheelrecord.with_line(record, "toypkg/core.py", NEW) == expected
-    assert wheelrecord.find_line(record, "toypkg/core.py") == (
-        None if expected is None else "toypkg/core.py,sha256=OLD,3"
-    )
+    line = None if expected is None else "toypkg/core.py,sha256=OLD,3"
+    assert wheelrecord.find_line(record, "toypkg/core.py") == line
+    # The split check makes for an entry of many files finds what the search finds, and lists what it lists.
+    listed = wheelrecord.listing(record)
+    assert listed.get("toypkg/core.py") == line
+    assert ("toypkg/core.py" in listed) is wheelrecord.lists(record, "toypkg/core.py")
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        pytest.param(b"a.py,sha256=A,1\na.py,sha256=B,2\n", id="the-first-of-two"),
+        pytest.param(b"x/a.py,sha256=X,1\na.py.orig,sha256=O,1\na.py,,\n", id="not-a-prefix-nor-a-suffix"),
+        pytest.param(b"a.py,sha256=\xff,1\n", id="not-utf-8"),
+        pytest.param(b"a.py\n", id="no-comma"),
+        pytest.param(b"", id="empty"),
+    ],
+)
+def test_the_split_record_agrees_with_the_search_for_every_file(record: bytes) -> None:
+    listed = wheelrecord.listing(record)
+    for path in ("a.py", "x/a.py", "a.py.orig"):
+        assert listed.get(path) == wheelrecord.find_line(record, path)
+        assert (path in listed) is wheelrecord.lists(record, path)
 
 
 def test_every_row_of_record_is_parsed_as_csv_and_checks_a_file_s_digest() -> None:

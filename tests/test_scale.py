@@ -99,6 +99,29 @@ def test_an_entry_of_an_absent_distribution_is_never_opened(tmp_path: Path, caps
     assert conditions[PATCH_ID] == "needs-patch"
 
 
+def test_an_entry_of_files_the_release_never_had_is_never_opened(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An entry of toypkg whose file toypkg 1.0 never had (RECORD does not list it, nor is it on disk) is
+    not-applicable from its header alone: its patch.json, scrambled, would be an error if it were read whole."""
+    site = make_site(tmp_path / "toy")
+    python = wrapper_python(tmp_path / "bin" / "python", site.root)
+    where = tmp_path / "team" / "toypkg-never-1"
+    data = {**entry_data(with_probe=False), "id": where.name, "module": "toypkg.never", "file": "toypkg/never.py"}
+    (where / "fixed").mkdir(parents=True)
+    (where / "fixed" / "greet.py").write_text(FIXED_GREET, encoding="utf-8")
+    (where / "patch.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    index.write(where.parent)
+    scramble_keeping_size_and_time(where / "patch.json")
+    argv = ["check", "--python", python, "--catalog", str(where.parent), "--catalog", str(site.team_catalog)]
+    done = in_process([*argv, "--no-config", "--json"], capsys)
+    assert done.code == 1, done.out + done.err
+    conditions = {item["id"]: item["condition"] for item in done.document()["environments"][0]["patches"]}
+    assert (conditions[where.name], conditions[PATCH_ID]) == ("not-applicable", "needs-patch")
+    (site.root / "toypkg" / "never.py").write_text("x = 1\n", encoding="utf-8")
+    assert in_process([*argv, "--no-config"], capsys).code == 2, "on disk: the entry is read whole, its fault said"
+
+
 def test_an_entry_changed_after_its_index_is_read_from_patch_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
