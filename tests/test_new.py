@@ -38,7 +38,7 @@ from support import (
 )
 
 from hfpatch import catalog, classify, entry, statements
-from hfpatch.entry import Patch, Verdict
+from hfpatch.entry import Patch, Shape, Verdict
 from hfpatch.new import assemble, judge
 
 TOTAL = ["--target", "madeup:madeup.core:total"]
@@ -139,6 +139,7 @@ def test_the_release_table_says_each_release_s_form_verdict_and_reason(written: 
     }
     assert "note: patched, the 1.2 file is the 2.0 file byte for byte" in written.total.out
     assert f"wrote {written.catalog / 'madeup-total'} (2 targets, 5 forms, 4 files on disk)" in written.total.out
+    assert "  madeup/core.py: adds _clean after DEFAULT, replaces total\n" in written.total.out, written.total.out
     assert f"wrote {written.catalog / 'madeup-total' / 'probe.py'}, a skeleton" in written.total.out
     assert written.total.err == ""
 
@@ -151,7 +152,7 @@ def test_the_entry_records_every_form_by_digest_with_its_verdict_and_releases(wr
     assert patch.upstream == "madeup-total"
     clean, total = file.targets
     # The helper comes first, as in the fixed file, and is inserted where it is absent.
-    assert (clean.name, clean.insert_if_absent, total.name, total.insert_if_absent) == ("_clean", True, "total", False)
+    assert (clean.name, clean.shape, total.name, total.shape) == ("_clean", Shape.INSERT, "total", Shape.REPLACE)
     assert clean.fixed_text == canonical(factory.CLEAN)
     assert total.fixed_text == canonical(factory.TOTAL_FIX)
     assert (patch.directory / "fixed" / "total.py").read_text() == factory.TOTAL_FIX
@@ -586,9 +587,9 @@ def test_a_helper_the_fixed_file_defines_after_its_caller_is_inserted_after_it_w
     assert done.table()["1.0"][1] == "needs-patch"
     patch = entry.load(tmp_path / "catalog" / "madeup-x")
     targets = patch.files[0].targets
-    assert [(each.name, each.insert_if_absent, each.fixed_text is None) for each in targets] == [
-        ("total", False, False),
-        ("_clean", True, False),
+    assert [(each.name, each.shape, each.fixed_text is None) for each in targets] == [
+        ("total", Shape.REPLACE, False),
+        ("_clean", Shape.INSERT, False),
     ]
     assert targets[1].after == "total"
     (needing,) = [known for known in patch.files[0].known_files if known.verdict is Verdict.NEEDS_PATCH]
