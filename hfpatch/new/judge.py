@@ -348,7 +348,7 @@ def judge(change: Change, source: statements.SourceFile, release: str, fixed_in:
         assert isinstance(unit.node, (ast.FunctionDef, ast.AsyncFunctionDef))
         assert isinstance(change.node, (ast.FunctionDef, ast.AsyncFunctionDef))
         old, new = signature(unit.node), signature(change.node)
-        if old != new and not accepts_every_call_of(change.node, unit.node):
+        if old != new and not accepts_every_call_of(change.node, unit.node, in_a_class=bool(unit.indent)):
             reason = f"signature {old} where the fix has {new}: the fix would break its callers"
             return Judgement(Standing.NOT_APPLICABLE, unit, reason)
         if old != new:
@@ -390,11 +390,15 @@ def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 
 
 def accepts_every_call_of(
-    new: ast.FunctionDef | ast.AsyncFunctionDef, old: ast.FunctionDef | ast.AsyncFunctionDef
+    new: ast.FunctionDef | ast.AsyncFunctionDef, old: ast.FunctionDef | ast.AsyncFunctionDef, *, in_a_class: bool = True
 ) -> bool:
     """The fixed function takes every call the old one took: the same parameters in the same places, new ones only
-    with defaults (or *args/**kwargs added), bound the same way."""
-    if _binding(new) != _binding(old) or isinstance(new, ast.AsyncFunctionDef) != isinstance(old, ast.AsyncFunctionDef):
+    with defaults (or *args/**kwargs added), bound the same way. A module's function (not `in_a_class`) is called
+    alike with or without @staticmethod, which binds nothing there (its object is callable, Python 3.10+): a fix
+    that only drops or adds it there keeps every call (transformers 4.57.2's continuous_batching/requests.py)."""
+    if _binding(new, in_a_class) != _binding(old, in_a_class):
+        return False
+    if isinstance(new, ast.AsyncFunctionDef) != isinstance(old, ast.AsyncFunctionDef):
         return False
     old_positional = [*old.args.posonlyargs, *old.args.args]
     new_positional = [*new.args.posonlyargs, *new.args.args]
@@ -426,8 +430,9 @@ def accepts_every_call_of(
     return all(name in new_keywords or new.args.kwarg is not None for name in old_keywords)
 
 
-def _binding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    return [name for name in map(_decorator_name, node.decorator_list) if _binds(name)]
+def _binding(node: ast.FunctionDef | ast.AsyncFunctionDef, in_a_class: bool = True) -> list[str]:
+    names = [name for name in map(_decorator_name, node.decorator_list) if _binds(name)]
+    return names if in_a_class else [name for name in names if name.rsplit(".", 1)[-1] != "staticmethod"]
 
 
 def _decorator_name(decorator: ast.expr) -> str:
