@@ -286,7 +286,12 @@ def test_a_module_function_whose_fix_drops_staticmethod_is_carried_and_a_method_
         tmp_path,
         "sm",
         {
-            version: {"sm/__init__.py": "", "sm/core.py": head + function, "sm/klass.py": head + method}
+            version: {
+                "sm/__init__.py": "",
+                "sm/core.py": head + function,
+                "sm/klass.py": head + method,
+                "sm/only.py": head + method.replace("    x = 1\n\n", ""),
+            }
             for version, (function, method) in texts.items()
         },
     )
@@ -301,6 +306,11 @@ def test_a_module_function_whose_fix_drops_staticmethod_is_carried_and_a_method_
     out = io.StringIO()
     with pytest.raises(AuthoringError, match="no release read needs the patch"):
         command.run(Request("sm-g", ("sm:sm.klass",), "1.2", str(tmp_path / "d"), find_links=links), out)
-    assert "signature @staticmethod () where the fix has (self): the fix would break its callers" in (out.getvalue()), (
-        out.getvalue()
-    )
+    refused = "signature @staticmethod () where the fix has (self): the fix would break its callers"
+    assert refused in out.getvalue(), out.getvalue()
+    # The method is the class's first statement: its decorator is the method's, not the class's head (the class
+    # was once replaced whole, the method's signature unjudged).
+    out = io.StringIO()
+    with pytest.raises(AuthoringError, match="no release read needs the patch"):
+        command.run(Request("sm-h", ("sm:sm.only",), "1.2", str(tmp_path / "e"), find_links=links), out)
+    assert refused in out.getvalue(), out.getvalue()

@@ -284,7 +284,11 @@ def _same_head(old: statements.Unit, new: statements.Unit) -> bool:
 
 def _head_text(unit: statements.Unit) -> str:
     assert isinstance(unit.node, ast.ClassDef)
-    first = min(statement.lineno for statement in unit.node.body)
+    # The first statement begins at its first decorator: a decorator the fix drops from the first method is that
+    # method's change, never the class's head (else the class is replaced whole, its methods' signatures unjudged).
+    first = min(
+        min([node.lineno, *(each.lineno for each in getattr(node, "decorator_list", ()))]) for node in unit.node.body
+    )
     start = min([unit.node.lineno, *(decorator.lineno for decorator in unit.node.decorator_list)])
     return "\n".join(unit.text.split("\n")[: first - start])
 
