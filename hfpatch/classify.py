@@ -63,7 +63,13 @@ def identify(source: bytes, patch: Patch, file: PatchFile, version: str | None) 
 
     parsed = statements.parse(source, file.file)
     found = [(target, unit_of(parsed, target)) for target in file.targets]
-    return _combine(tuple(_verdict(unit, target, patch, file, version) for target, unit in found))
+    combined = _combine(tuple(_verdict(unit, target, patch, file, version) for target, unit in found))
+    if known is not None and combined.verdict is not Verdict.NOT_APPLICABLE:
+        # A released file the entry calls not-applicable whatever its targets' forms say: a form that needs the patch
+        # elsewhere, in a release that lacks what the fixed text calls (the entry's about says which).
+        detail = f"{where} is one the fix would break, though {combined.detail}: hfpatch leaves it"
+        return Classification(Verdict.NOT_APPLICABLE, detail, combined.targets, known.releases)
+    return combined
 
 
 def unit_of(parsed: statements.SourceFile, target: Target) -> statements.Unit | None:

@@ -118,6 +118,19 @@ def test_a_forms_own_fixed_text_is_known_as_fixed(source: str, verdict: Verdict,
     assert (found.verdict, says in found.detail) == (verdict, True), found.detail
 
 
+def test_a_released_file_the_entry_calls_not_applicable_stays_so_whatever_its_form() -> None:
+    """A line with the form the fix was written for, but without the helper its text calls (transformers 4.50.x):
+    the entry knows that release's file as not-applicable, and apply leaves it."""
+    patch, file = _patch(_target())
+    known = KnownFile(sha256(LOADER_11), ("1.1",), Verdict.NOT_APPLICABLE)
+    file = file._replace(known_files=(known,))
+    found = classify.identify(LOADER_11.encode(), patch._replace(files=(file,)), file, "1.1")
+    assert found.verdict is Verdict.NOT_APPLICABLE
+    assert found.detail == (
+        "the released 1.1 file is one the fix would break, though load is the 1.1 code: hfpatch leaves it"
+    )
+
+
 # ------------------------------------------------------------------------------- the entry, read and written
 
 

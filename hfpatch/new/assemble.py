@@ -402,6 +402,12 @@ def _calls_elsewhere(
             there_text = fixed.texts.get(path)
             here = None if here_text is None else statements.parse(here_text, path)
             there = None if there_text is None else statements.parse(there_text, path)
+            if here_text is None and there_text is not None:
+                return (
+                    f"the fix of {change.key} calls {name} from {path}, a module {fixed.label} adds and this release "
+                    "lacks: an entry changes only the files a release installed (it cannot create a module), so "
+                    "the fix cannot be carried here"
+                )
             ours, theirs = judge.callee_signature(here, name), judge.callee_signature(there, name)
             if ours != theirs:
                 what = f"is {ours}" if ours else "does not exist"

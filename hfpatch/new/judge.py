@@ -284,7 +284,11 @@ def _same_head(old: statements.Unit, new: statements.Unit) -> bool:
 
 def _head_text(unit: statements.Unit) -> str:
     assert isinstance(unit.node, ast.ClassDef)
-    first = min(statement.lineno for statement in unit.node.body)
+    # The first statement begins at its first decorator: a decorator the fix drops from the first method is that
+    # method's change, never the class's head (else the class is replaced whole, its methods' signatures unjudged).
+    first = min(
+        min([node.lineno, *(each.lineno for each in getattr(node, "decorator_list", ()))]) for node in unit.node.body
+    )
     start = min([unit.node.lineno, *(decorator.lineno for decorator in unit.node.decorator_list)])
     return "\n".join(unit.text.split("\n")[: first - start])
 
@@ -348,7 +352,7 @@ def judge(change: Change, source: statements.SourceFile, release: str, fixed_in:
         assert isinstance(unit.node, (ast.FunctionDef, ast.AsyncFunctionDef))
         assert isinstance(change.node, (ast.FunctionDef, ast.AsyncFunctionDef))
         old, new = signature(unit.node), signature(change.node)
-        if old != new and not accepts_every_call_of(change.node, unit.node):
+        if old != new and not accepts_every_call_of(change.node, unit.node, in_a_class=bool(unit.indent)):
             reason = f"signature {old} where the fix has {new}: the fix would break its callers"
             return Judgement(Standing.NOT_APPLICABLE, unit, reason)
         if old != new:
@@ -390,11 +394,15 @@ def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 
 
 def accepts_every_call_of(
-    new: ast.FunctionDef | ast.AsyncFunctionDef, old: ast.FunctionDef | ast.AsyncFunctionDef
+    new: ast.FunctionDef | ast.AsyncFunctionDef, old: ast.FunctionDef | ast.AsyncFunctionDef, *, in_a_class: bool = True
 ) -> bool:
     """The fixed function takes every call the old one took: the same parameters in the same places, new ones only
-    with defaults (or *args/**kwargs added), bound the same way."""
-    if _binding(new) != _binding(old) or isinstance(new, ast.AsyncFunctionDef) != isinstance(old, ast.AsyncFunctionDef):
+    with defaults (or *args/**kwargs added), bound the same way. A module's function (not `in_a_class`) is called
+    alike with or without @staticmethod, which binds nothing there (its object is callable, Python 3.10+): a fix
+    that only drops or adds it there keeps every call (transformers 4.57.2's continuous_batching/requests.py)."""
+    if _binding(new, in_a_class) != _binding(old, in_a_class):
+        return False
+    if isinstance(new, ast.AsyncFunctionDef) != isinstance(old, ast.AsyncFunctionDef):
         return False
     old_positional = [*old.args.posonlyargs, *old.args.args]
     new_positional = [*new.args.posonlyargs, *new.args.args]
@@ -426,8 +434,9 @@ def accepts_every_call_of(
     return all(name in new_keywords or new.args.kwarg is not None for name in old_keywords)
 
 
-def _binding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    return [name for name in map(_decorator_name, node.decorator_list) if _binds(name)]
+def _binding(node: ast.FunctionDef | ast.AsyncFunctionDef, in_a_class: bool = True) -> list[str]:
+    names = [name for name in map(_decorator_name, node.decorator_list) if _binds(name)]
+    return names if in_a_class else [name for name in names if name.rsplit(".", 1)[-1] != "staticmethod"]
 
 
 def _decorator_name(decorator: ast.expr) -> str:
