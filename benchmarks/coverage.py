@@ -59,6 +59,9 @@ from typing import Any, TextIO
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from hfpatch import statements
+from hfpatch.statements import Unit
+
 SCHEMA = 1
 TORCH_VERSION = "2.13.0"  # the build on this machine's disk; any other version is gigabytes from the index
 # Distributions whose modules import torch: the venv sees the shared torch through a .pth, never an install of it.
@@ -204,34 +207,25 @@ def module_of(path: str) -> str:
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line breaks Python counts; str.splitlines counts form feeds too
 
 
-@dataclass(frozen=True)
-class Unit:
-    """One statement of a module: at the top (`scope` ""), a class's header, or in a class's body."""
-
-    scope: str
-    kind: str  # "definition", "class-header" or "statement"
-    name: str  # a definition's qualname, a class's name; "" for other statements
-    text: str
-
-
 def statement_units(source: str) -> tuple[Unit, ...]:
-    """Every top-level statement and every class-body statement, by its source text (dedented)."""
+    """Every statement of the module and of each class's body, as hfpatch names them (hfpatch.statements: a key
+    each, the text as the file has it), a class by its header alone: a changed method is that method, not its
+    class. A unit of a class body is indented; one of the module is not."""
+    parsed = statements.parse(source.encode("utf-8"), "the file")
     lines = _LINE_BREAK.split(source)
     units: list[Unit] = []
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.ClassDef):
-            units.append(Unit("", "class-header", node.name, _class_header(node, lines)))
-            units.extend(_unit(child, lines, node.name) for child in node.body)
+    for unit in statements.units(parsed):
+        if unit.kind == statements.CLASS:
+            assert isinstance(unit.node, ast.ClassDef)
+            units.append(unit._replace(text=_class_header(unit.node, lines)))
+            units.extend(statements.units(parsed, unit.key))
         else:
-            units.append(_unit(node, lines, ""))
+            units.append(unit)
     return tuple(units)
 
 
-def _unit(node: ast.stmt, lines: Sequence[str], scope: str) -> Unit:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        qualname = f"{scope}.{node.name}" if scope else node.name
-        return Unit(scope, "definition", qualname, _text(node, lines))
-    return Unit(scope, "statement", "", _text(node, lines))
+def in_a_class(unit: Unit) -> bool:
+    return bool(unit.indent)
 
 
 def _first_line(node: ast.stmt) -> int:
@@ -282,7 +276,9 @@ def definition_texts(source: str) -> dict[str, str]:
 
 
 def class_names(source: str) -> frozenset[str]:
-    return frozenset(unit.name for unit in statement_units(source) if unit.kind == "class-header")
+    return frozenset(
+        unit.key for unit in statement_units(source) if unit.kind == statements.CLASS and not in_a_class(unit)
+    )
 
 
 def targets_for(old_text: str, new_text: str) -> list[str]:
@@ -293,8 +289,9 @@ def targets_for(old_text: str, new_text: str) -> list[str]:
 
 
 def units_differing(left: Sequence[Unit], right: Sequence[Unit]) -> list[Unit]:
-    """The units of either side that the other lacks, in order (a changed statement counts once, by its right)."""
-    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
+    """The units of either side that the other lacks, in order (a changed statement counts once, by its right); a
+    unit is the same in both where its key and text are."""
+    matcher = difflib.SequenceMatcher(None, _compared(left), _compared(right), autojunk=False)
     differing: list[Unit] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -302,6 +299,10 @@ def units_differing(left: Sequence[Unit], right: Sequence[Unit]) -> list[Unit]:
         right_part, left_part = list(right[j1:j2]), list(left[i1:i2])
         differing += right_part + left_part[len(right_part) :]
     return differing
+
+
+def _compared(units: Sequence[Unit]) -> list[tuple[str, str]]:
+    return [(unit.key, unit.text) for unit in units]
 
 
 # ------------------------------------------------------------------------- the pure core: why `new` said no
@@ -418,20 +419,20 @@ def statement_reasons(changes: Iterable[Unit], context: Context) -> list[Reason]
     """What a fix made of statements alone needs, by the kinds of statement it changes (no definition to target)."""
     reasons = []
     for unit in changes:
-        if unit.kind == "class-header":
-            reasons.append(Reason.OTHER if unit.name in context.old_classes else Reason.NEW_CLASS)
-        elif unit.scope:
+        if in_a_class(unit):
             reasons.append(Reason.CLASS_ATTRIBUTE)
-        elif unit.text.startswith(("import ", "from ")):
+        elif unit.kind == statements.CLASS:
+            reasons.append(Reason.OTHER if unit.key in context.old_classes else Reason.NEW_CLASS)
+        elif unit.kind == statements.IMPORT:
             reasons.append(Reason.MULTI_FILE if _imports_from_the_pair(unit, context) else Reason.NEEDS_IMPORT)
-        elif unit.kind == "statement":
+        elif unit.kind in (statements.ASSIGNMENT, statements.STATEMENT):
             reasons.append(Reason.NEEDS_STATEMENT)
     return [Reason.STATEMENTS_ONLY, *dict.fromkeys(reasons)]
 
 
 def _imports_from_the_pair(unit: Unit, context: Context) -> bool:
     """An import of a module that the same fix changes or adds: the fix spans files."""
-    node = ast.parse(unit.text).body[0]
+    node = unit.node
     assert isinstance(node, (ast.Import, ast.ImportFrom))
     return any(_comes_from_the_pair(alias.asname or alias.name.split(".")[0], context) for alias in node.names)
 
@@ -609,10 +610,13 @@ def bound_texts(source: str) -> dict[str, str]:
     return texts
 
 
-# ------------------------------------------------------------------------------ the pure core: the verdict
+# ------------------------------------------------------------------------------ the pure core: the measure
 
 
-class Verdict(enum.Enum):
+class Carried(enum.Enum):
+    """How much of a file's fix the entry `new` wrote carries (hfpatch's own verdicts are another thing: what a form
+    is for a patch)."""
+
     FULL = "fully-backported"
     PARTIAL = "partial"
     REFUSED = "refused"
@@ -636,33 +640,35 @@ class Observed:
 
 
 @dataclass(frozen=True)
-class Judged:
-    verdict: Verdict
+class Measure:
+    """What the benchmark found of one file: how much is carried, why not all, and what is wrong."""
+
+    carried: Carried
     reasons: tuple[str, ...] = ()
     wrong: tuple[str, ...] = ()  # what makes it WRONG, in sentences
     remaining: tuple[Unit, ...] = ()  # the units that still differ from the newer release
 
 
-def judge(observed: Observed, new_text: str, refusal: Sequence[Reason] = ()) -> Judged:
-    """The verdict on one file; `refusal` holds the categories where `new` wrote nothing."""
+def measure(observed: Observed, new_text: str, refusal: Sequence[Reason] = ()) -> Measure:
+    """How much of one file's fix is carried; `refusal` holds the categories where `new` wrote nothing."""
     if observed.new_exit != 0:
-        return Judged(Verdict.REFUSED, tuple(reason.value for reason in refusal or [Reason.OTHER]))
+        return Measure(Carried.REFUSED, tuple(reason.value for reason in refusal or [Reason.OTHER]))
     if observed.apply_exit != 0 or observed.patched is None:
         if observed.restored is False:  # a failed apply must leave the file as it was
-            return Judged(Verdict.WRONG, (), ("apply failed, and the original bytes are not back after revert",))
-        return Judged(Verdict.REFUSED, ((observed.apply_refusal or Reason.APPLY_REFUSED).value,))
+            return Measure(Carried.WRONG, (), ("apply failed, and the original bytes are not back after revert",))
+        return Measure(Carried.REFUSED, ((observed.apply_refusal or Reason.APPLY_REFUSED).value,))
     wrong = _wrong(observed, new_text)
     remaining = tuple(units_differing(statement_units(observed.patched), statement_units(new_text)))
     if wrong:
-        return Judged(Verdict.WRONG, (), tuple(wrong), remaining)
+        return Measure(Carried.WRONG, (), tuple(wrong), remaining)
     reasons = list(dict.fromkeys(f"{unit.kind} not carried" for unit in remaining))
     if observed.check_after_apply != "applied":
         reasons.append(f"check after apply: {observed.check_after_apply}")
     if observed.check_after_revert != "needs-patch":
         reasons.append(f"check after revert: {observed.check_after_revert}")
     if reasons:
-        return Judged(Verdict.PARTIAL, tuple(reasons), (), remaining)
-    return Judged(Verdict.FULL)
+        return Measure(Carried.PARTIAL, tuple(reasons), (), remaining)
+    return Measure(Carried.FULL)
 
 
 _KEY_OF_A_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)?")
@@ -870,7 +876,7 @@ class FileResult:
     path: str
     module: str
     targets: list[str]
-    verdict: str = ""
+    verdict: str = ""  # how much is carried (Carried; the results file keeps the key it always had)
     reasons: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
     message: str = ""  # new's (or apply's) raw refusal: its last line
@@ -942,24 +948,23 @@ def run_group(job: Job) -> list[FileResult]:
     if not any(result.targets for result in results):
         assert len(results) == 1, "a group is made in module mode, where every file is a target"
         old_text, new_text, changes = texts[0]
-        judged = [judge(Observed(None), new_text, statement_reasons(changes, _context(job, 0)))]
+        measures = [measure(Observed(None), new_text, statement_reasons(changes, _context(job, 0)))]
     else:
-        judged = _run_hfpatch(job, results)
+        measures = _run_hfpatch(job, results)
     seconds = round(time.perf_counter() - start, 1)
-    for result, verdict in zip(results, judged, strict=True):
-        result.verdict = verdict.verdict.value
-        result.reasons = list(verdict.reasons)
-        result.wrong = list(verdict.wrong)
-        result.remaining = [_describe(unit) for unit in verdict.remaining]
+    for result, found in zip(results, measures, strict=True):
+        result.verdict = found.carried.value
+        result.reasons = list(found.reasons)
+        result.wrong = list(found.wrong)
+        result.remaining = [_describe(unit) for unit in found.remaining]
         if result.exits.get("apply") == 0:
-            result.units_remaining = len(verdict.remaining)
+            result.units_remaining = len(found.remaining)
         result.seconds = seconds
     return results
 
 
 def _describe(unit: Unit) -> str:
-    where = f"{unit.scope}: " if unit.scope and unit.kind == "statement" else ""
-    return f"{unit.kind} {where}{unit.name or unit.text.splitlines()[0][:80]}"
+    return f"{unit.kind} {unit.key[:80]}"
 
 
 def _targets(job: Job, module: str, old_text: str, new_text: str) -> list[str]:
@@ -1004,7 +1009,7 @@ def _imports_before(job: Job, modules: Sequence[str]) -> dict[str, tuple[bool, s
     return {module: (bool(answers[module][0]), str(answers[module][1])) for module in modules}
 
 
-def _run_hfpatch(job: Job, results: Sequence[FileResult]) -> list[Judged]:
+def _run_hfpatch(job: Job, results: Sequence[FileResult]) -> list[Measure]:
     """`new` (every file's targets in one patch), then, where it wrote an entry, apply, check, import, revert, check."""
     catalog = job.directory / "catalog"
     chosen = [f"--target={target}" for result in results for target in result.targets]
@@ -1012,20 +1017,20 @@ def _run_hfpatch(job: Job, results: Sequence[FileResult]) -> list[Judged]:
     new = hfpatch("new", job.patch_id, *chosen, *releases, "--catalog", str(catalog), cwd=job.directory)
     created = _logged(job, "new", new, results)
     if created.exit_code != 0:
-        judged = []
+        measured = []
         for index, result in enumerate(results):
             result.message, result.refusal = last_line(created.stderr), _said(created)
             result.table_row = _table_reason(created.stdout, job.pair.old)
             names = [target.rsplit(":", 1)[-1] for target in result.targets]
             reasons = refusal_reasons(created.stdout, created.stderr, names, _context(job, index))
-            judged.append(judge(Observed(created.exit_code), job.members[index].new.decode("utf-8"), reasons))
-        return judged
+            measured.append(measure(Observed(created.exit_code), job.members[index].new.decode("utf-8"), reasons))
+        return measured
     entry = json.loads((catalog / job.patch_id / "patch.json").read_text())
     claimed = {item["file"]: [target["name"] for target in item["targets"]] for item in entry["files"]}
     for result in results:
         result.claimed = claimed.get(result.path, [])
     observed = _apply_and_revert(job, results, catalog)
-    return [judge(seen, member.new.decode("utf-8")) for seen, member in zip(observed, job.members, strict=True)]
+    return [measure(seen, member.new.decode("utf-8")) for seen, member in zip(observed, job.members, strict=True)]
 
 
 def _said(ran: Ran) -> str:
@@ -1117,7 +1122,7 @@ def reread(results: Sequence[PairResult], cache: Path, work: Path) -> int:
     changed = 0
     for result in results:
         pair = next(pair for pair in PAIRS if pair.name == result.pair)
-        refused = [file for file in result.files if file.verdict == Verdict.REFUSED.value and file.exits]
+        refused = [file for file in result.files if file.verdict == Carried.REFUSED.value and file.exits]
         if not refused:
             continue
         wheels = [fetch_wheel(cache, pair.distribution, version) for version in (pair.old, pair.new)]
@@ -1267,20 +1272,20 @@ def _row(label: str, split: str, results: Sequence[PairResult]) -> tuple[str, ..
         str(sum(result.files_changed for result in results)),
         excluded_text,
         targeted,
-        str(verdicts[Verdict.FULL.value]),
-        str(verdicts[Verdict.PARTIAL.value]),
-        str(verdicts[Verdict.REFUSED.value]),
-        str(verdicts[Verdict.WRONG.value]),
+        str(verdicts[Carried.FULL.value]),
+        str(verdicts[Carried.PARTIAL.value]),
+        str(verdicts[Carried.REFUSED.value]),
+        str(verdicts[Carried.WRONG.value]),
     )
 
 
 def render_reasons(results: Sequence[PairResult]) -> str:
     files = [file for result in results for file in result.files]
-    refused = [file.reasons or [Reason.OTHER.value] for file in files if file.verdict == Verdict.REFUSED.value]
+    refused = [file.reasons or [Reason.OTHER.value] for file in files if file.verdict == Carried.REFUSED.value]
     counts = Counter(reasons[0] for reasons in refused)
     # A file with no changed definition was never put to `new`: what its statements would need, each counted.
     needs = Counter(need for reasons in refused if reasons[0] == Reason.STATEMENTS_ONLY.value for need in reasons[1:])
-    partial = Counter(reason for file in files if file.verdict == Verdict.PARTIAL.value for reason in file.reasons)
+    partial = Counter(reason for file in files if file.verdict == Carried.PARTIAL.value for reason in file.reasons)
     lines = [f"refused, by reason ({len(refused)}):"]
     lines += [f"  {count:4d}  {reason}" for reason, count in counts.most_common()]
     if needs:
@@ -1293,7 +1298,7 @@ def render_wrong(results: Sequence[PairResult]) -> str:
     lines = []
     for result in results:
         for file in result.files:
-            if file.verdict == Verdict.WRONG.value:
+            if file.verdict == Carried.WRONG.value:
                 error = f" ({file.import_error_after})" if file.import_error_after else ""
                 lines.append(f"WRONG: {result.pair} {file.path}: {'; '.join(file.wrong)}{error}")
     return "\n".join(lines)

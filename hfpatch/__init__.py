@@ -7,7 +7,8 @@ One word, one meaning (the code and its messages use these, and no other word fo
                    it); a `Patch` is an entry as read
     file           a .py file of a distribution that a patch changes (`PatchFile`), by its path inside site-packages
     shape          what a patch does to a file (edit its statements, or remove its code: `FileShape`), and to a
-                   statement (replace it, insert it where absent after its anchor, delete it)
+                   statement (`Shape`: replace it, insert it at its anchor where absent, delete it); each shape's
+                   judging, editing and describing is in hfpatch.shapes
     target         a statement a patch changes, named by its key (`Target`); never a file or an interpreter
     key            a statement's name in its scope, the same in every release (`f`, `Config.__init__`, `import os`)
     form           one text a target had in real releases, known by its digest (`Form`); a known file is a whole

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from hfpatch import advisory, engine
 from hfpatch.advisory import AdvisoryStatus, Finding, Record, Register, Status
 from hfpatch.diagnosis import Condition
-from hfpatch.entry import Patch
+from hfpatch.entry import Patch, Shape
 from hfpatch.environment import Environment, Installation
 from hfpatch.errors import CatalogError, HfpatchError
 from hfpatch.facts import Facts, FileFacts
@@ -176,7 +176,7 @@ def _file_lacks_targets(file: FileFacts) -> bool:
         return known.verdict is None
     from hfpatch import classify, statements  # a file no digest knows: parsed, as the diagnosis parsed it
 
-    targets = [target for target in file.patch_file.targets if not target.insert_if_absent]
+    targets = [target for target in file.patch_file.targets if target.shape is not Shape.INSERT]
     try:
         parsed = statements.parse(file.source, file.file)
     except HfpatchError:

@@ -11,7 +11,16 @@ import hashlib
 from typing import TYPE_CHECKING, NamedTuple
 
 from hfpatch import versions
-from hfpatch.entry import EMPTY_SHA256, FileShape, Form, Patch, PatchFile, Target, Verdict, release_span, text_sha256
+from hfpatch.entry import (
+    FileShape,
+    Form,
+    Patch,
+    PatchFile,
+    Target,
+    Verdict,
+    release_span,
+    text_sha256,
+)
 
 if TYPE_CHECKING:
     from hfpatch import statements
@@ -39,7 +48,9 @@ def identify(source: bytes, patch: Patch, file: PatchFile, version: str | None) 
     digest = hashlib.sha256(source).hexdigest()
     known = file.known_file(digest)
     if file.shape is FileShape.REMOVE and known is None:
-        return _removed(digest, file)
+        from hfpatch import shapes
+
+        return Classification(*shapes.removed(digest, file))
     if known is not None:
         what = "file" if len(patch.files) == 1 else file.file
         where = f"the released {release_span(known.releases, empty='unlisted')} {what}"
@@ -52,16 +63,13 @@ def identify(source: bytes, patch: Patch, file: PatchFile, version: str | None) 
 
     parsed = statements.parse(source, file.file)
     found = [(target, unit_of(parsed, target)) for target in file.targets]
-    return _combine(tuple(_verdict(unit, target, patch, file, version) for target, unit in found))
-
-
-def _removed(digest: str, file: PatchFile) -> Classification:
-    """A file whose code the fix removes, in no form a release shipped: empty (the fix), or code hfpatch leaves."""
-    if digest == EMPTY_SHA256:
-        return Classification(Verdict.FIXED, f"{file.file} is empty: its code is removed, as the fix removes it")
-    shipped = [release for known in file.known_files for release in known.releases]
-    releases = release_span([shipped[0], shipped[-1]] if shipped else [], empty="unlisted")
-    return Classification(None, f"{file.file} is none of the files the releases {releases} shipped")
+    combined = _combine(tuple(_verdict(unit, target, patch, file, version) for target, unit in found))
+    if known is not None and combined.verdict is not Verdict.NOT_APPLICABLE:
+        # A released file the entry calls not-applicable whatever its targets' forms say: a form that needs the patch
+        # elsewhere, in a release that lacks what the fixed text calls (the entry's about says which).
+        detail = f"{where} is one the fix would break, though {combined.detail}: hfpatch leaves it"
+        return Classification(Verdict.NOT_APPLICABLE, detail, combined.targets, known.releases)
+    return combined
 
 
 def unit_of(parsed: statements.SourceFile, target: Target) -> statements.Unit | None:
@@ -110,17 +118,12 @@ def _form_detail(target: Target, form: Form) -> str:
 
 
 def _absent(target: Target, patch: Patch, file: PatchFile, version: str | None) -> TargetClassification:
-    if target.fixed_text is None:
-        return TargetClassification(
-            target, Verdict.FIXED, f"{target.name}, which the fix removes, is absent", absent=True
-        )
-    if _has_the_fix(version, patch):
-        detail = f"{target.name} is gone from this release, which has the fix ({patch.fixed_in}+)"
-        return TargetClassification(target, Verdict.FIXED, detail, absent=True)
-    if target.insert_if_absent:
-        return TargetClassification(
-            target, Verdict.NEEDS_PATCH, f"{target.name} is absent; the patch adds it", absent=True
-        )
+    """A target the file lacks: its shape says what that means (hfpatch.shapes), else the release's place."""
+    from hfpatch import shapes
+
+    decided = shapes.of(target).absent(target, patch.fixed_in if _has_the_fix(version, patch) else None)
+    if decided is not None:
+        return TargetClassification(target, *decided, absent=True)
     if patch.first_defined_in is not None and versions.is_older(version, patch.first_defined_in):
         detail = f"{target.name} is absent, as in every release before {patch.first_defined_in}"
         return TargetClassification(target, Verdict.NOT_APPLICABLE, detail, absent=True)

@@ -8,20 +8,23 @@ An entry is a directory:
     <catalog>/<id>/transform.py        optional: a libcst transform where replacing whole statements cannot do
 
 A patch changes one or more files of one distribution. In each file it changes *targets*: statements of the module
-or of a class body, named by their keys (hfpatch.statements): a function or method replaced by its fixed text, an
-import or a constant added where the fixed release has it, a statement the fix removed taken out.
+or of a class body, named by their keys (hfpatch.statements), each in its shape (`Shape`): a function or method
+replaced by its fixed text, an import or a constant inserted where the fixed release has it (its anchor: after the
+statement before it there, or before the one after it), a statement the fix removed deleted.
 
 The entries are JSON, not TOML: `check` reads every entry of every catalog it is given, and the standard library
 parses JSON in C, an order of magnitude faster than tomllib parses the same data, without importing tomllib's ~5 ms
 (benchmarks/bench.py). `render` writes them laid out for review; `load` refuses anything it would not write;
 `write` puts a whole entry's directory in place (patch.json, the fixed texts, a probe), or nothing.
 
-Schema 3 (hfpatch 0.3) holds a list of files; schema 2 (hfpatch 0.2: one file, definitions digested dedented) is
-still read, as one file. Schema 4 adds a file's shape: "edit" (its statements, as in schema 3) or "remove" (the
-file's code taken out: each release's file known by digest, and emptied by apply, its original kept as every
-original is) and a form's own fixed text: where the releases of a line have the statement in a form the target's
-fixed text cannot replace (it calls a helper they lack), that form is rewritten to a text fitted to it. An entry is
-written in the oldest schema that holds it, so the entries of schema 3 stay byte for byte.
+Schema 5 writes each target's shape ("replace", "insert" with its anchor, "delete") and each file's ("edit", the
+default, or "remove": the file's code taken out, each release's file known by digest and emptied by apply, its
+original kept as every original is). A form may have a fixed text of its own (from schema 4): where the releases of
+a line have the statement in a form the target's fixed text cannot replace (it calls a helper they lack), that form
+is rewritten to a text fitted to it. The older schemas are read and converted as they are read: schema 4 (a file's
+shape; a target's `delete` and `insert_if_absent` flags), schema 3 (hfpatch 0.3: a list of files, the flags) and
+schema 2 (hfpatch 0.2: one file, definitions digested dedented). Every entry is written in schema 5, except one of
+schema 2, whose digests only schema 2 describes.
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ from typing import Any, NamedTuple
 from hfpatch import versions
 from hfpatch.errors import AuthoringError, CatalogError, UsageError
 
-SCHEMA = 4
-READS = (2, 3, 4)
+SCHEMA = 5
+READS = (2, 3, 4, 5)
 ENTRY = "patch.json"
 # What hfpatch 0.1 wrote: TOML, schema 1 (python -m hfpatch.migrate converts it).
 OLD_ENTRY = "patch.toml"
@@ -68,6 +71,26 @@ class FileShape(enum.Enum):
     REMOVE = "remove"
 
 
+class Shape(enum.Enum):
+    """What the fix does to a statement (a target): the one word the entry, `new`, classify and rewrite use."""
+
+    # Its known forms become the fixed text; where it is absent, it is not the patch's to add.
+    REPLACE = "replace"
+    # As replace, and where it is absent it is put in at its anchor: after the statement `after`, or else before
+    # `before` (keys of the fixed release), or neither: at the start of its scope.
+    INSERT = "insert"
+    # Taken out where it is in a known form; where it is absent, the file has the fix.
+    DELETE = "delete"
+
+
+# The keys of a target each shape has beside its name, shape and forms (schema 5): a key another shape has is
+# refused, never kept unread.
+SHAPE_KEYS = {
+    Shape.REPLACE: frozenset({"fixed", "lead", "lead_was"}),
+    Shape.INSERT: frozenset({"fixed", "after", "before", "lead", "lead_was", "next_lead"}),
+    Shape.DELETE: frozenset(),
+}
+
 # What a removed file holds once the patch is applied: nothing (the digest of no bytes).
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
@@ -93,19 +116,18 @@ class Form(NamedTuple):
 
 
 class Target(NamedTuple):
-    """A statement the patch changes, named by its key: it gets `fixed_text`, or is taken out where that is None."""
+    """A statement the patch changes, named by its key, in its shape: it gets `fixed_text` (None: deleted)."""
 
     name: str
     fixed_text: str | None
     forms: tuple[Form, ...]
-    # Absent from a release that needs the patch (a helper, an import the fix added): insert it.
-    insert_if_absent: bool = False
-    # Where an insertion goes: after the statement `after` of its scope, or else before `before` (keys of the fixed
+    shape: Shape = Shape.REPLACE
+    # An insertion's anchor: after the statement `after` of its scope, or else before `before` (keys of the fixed
     # release); neither: at the start of its scope.
     after: str | None = None
     before: str | None = None
     # The comment and blank lines above it in the fixed release (each ending in "\n"): inserted with it, and put in
-    # place of a lead whose digest `lead_was` lists.
+    # place of a lead whose digest `lead_was` lists (a replaced statement: only there).
     lead: str | None = None
     lead_was: tuple[str, ...] = ()
     # The lead of the statement after it in the fixed release (`before`): what that statement gets where the
@@ -274,8 +296,9 @@ _KEYS = {
     "the entry": _HEADER | {"files"},
     "the entry (schema 2)": (_HEADER - {"advisories", "releases_read"}) | _FILE,
     "a file": _FILE,
-    "a target": frozenset({"name", "fixed", "delete", "insert_if_absent", "after", "before", "lead", "lead_was"})
-    | {"next_lead", "forms"},
+    "a target": frozenset({"name", "shape", "forms"}).union(*SHAPE_KEYS.values()),
+    "a target (schema 3)": frozenset({"name", "fixed", "delete", "insert_if_absent", "after", "before", "lead"})
+    | {"lead_was", "next_lead", "forms"},
     "a target (schema 2)": frozenset({"name", "fixed", "insert_if_absent", "forms"}),
     "a form": frozenset({"sha256", "verdict", "reason", "releases", "lines", "fixed"}),
     "a known file": frozenset({"sha256", "verdict", "releases", "patched_sha256", "note"}),
@@ -304,9 +327,9 @@ def _patch(data: Mapping[str, Any], directory: Path, whole: bool = True) -> Patc
             f"({directory.name!r})"
         )
     if legacy:
-        files: tuple[PatchFile, ...] = (_file(data, directory, legacy=True, whole=whole),)
+        files: tuple[PatchFile, ...] = (_file(data, directory, schema=schema, whole=whole),)
     else:
-        files = tuple(_file(item, directory, legacy=False, whole=whole) for item in _objects(data, "files"))
+        files = tuple(_file(item, directory, schema=schema, whole=whole) for item in _objects(data, "files"))
     if schema < 4 and any(file.shape is not FileShape.EDIT for file in files):
         raise ValueError(f"a file's shape needs schema 4, and the entry is schema {schema}")
     if schema < 4 and any(_fitted(file) for file in files):
@@ -336,7 +359,8 @@ def _patch(data: Mapping[str, Any], directory: Path, whole: bool = True) -> Patc
     )
 
 
-def _file(data: Mapping[str, Any], directory: Path, *, legacy: bool, whole: bool = True) -> PatchFile:
+def _file(data: Mapping[str, Any], directory: Path, *, schema: int, whole: bool = True) -> PatchFile:
+    legacy = schema == 2
     if not legacy:
         _known_keys(data, "a file")
     module = _string(data, "module")
@@ -350,12 +374,12 @@ def _file(data: Mapping[str, Any], directory: Path, *, legacy: bool, whole: bool
         return PatchFile(module, file, (), shape=shape)
     if shape is FileShape.REMOVE:
         return _removed_file(data, module, file)
-    targets = tuple(_target(item, directory, legacy) for item in _objects(data, "targets"))
+    targets = tuple(_target(item, directory, schema) for item in _objects(data, "targets"))
     if not targets:
         raise ValueError(f"it names no targets in {file}")
     if legacy:  # hfpatch 0.2 inserted a helper before the next target of its scope
         targets = tuple(
-            target._replace(before=_next_of_scope(targets, index)) if target.insert_if_absent else target
+            target._replace(before=_next_of_scope(targets, index)) if target.shape is Shape.INSERT else target
             for index, target in enumerate(targets)
         )
     if len({target.name for target in targets}) != len(targets):
@@ -399,28 +423,26 @@ def _next_of_scope(targets: Sequence[Target], index: int) -> str | None:
     return next(later, None)
 
 
-def _target(data: Mapping[str, Any], directory: Path, legacy: bool) -> Target:
-    _known_keys(data, "a target (schema 2)" if legacy else "a target")
+def _target(data: Mapping[str, Any], directory: Path, schema: int) -> Target:
+    legacy = schema == 2
+    _known_keys(data, "a target (schema 2)" if legacy else "a target (schema 3)" if schema < 5 else "a target")
     name = _string(data, "name")
     if legacy and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?", name):
         raise ValueError(f"target {name!r} must be a function name or Class.method")
     if not legacy and ("\n" in name or name != name.strip()):
         raise ValueError(f"target {name!r} must be one line, without surrounding spaces")
-    delete = _flag(data, "delete")
-    if delete and "fixed" in data:
-        raise ValueError(f"target {name!r} is deleted and has a fixed text: one or the other")
-    fixed_text = None
-    fixed_file = None
-    if not delete:
+    shape = _target_shape(data, name) if schema >= 5 else _flags_shape(data, name)
+    fixed_text = fixed_file = None
+    if shape is not Shape.DELETE:
         fixed_text = _read_fixed(_required_file(data, "fixed", directory))
         fixed_file = _string(data, "fixed")
     forms = tuple(_form(item, directory) for item in _objects(data, "forms"))
     _check_fitted(name, forms, fixed_text)
-    return Target(
+    target = Target(
         name=name,
         fixed_text=fixed_text,
         forms=forms,
-        insert_if_absent=_flag(data, "insert_if_absent"),
+        shape=shape,
         after=_optional_string(data, "after"),
         before=_optional_string(data, "before"),
         lead=_lead(data, "lead"),
@@ -429,6 +451,40 @@ def _target(data: Mapping[str, Any], directory: Path, legacy: bool) -> Target:
         fixed_file=fixed_file,
         legacy=legacy,
     )
+    return target if legacy else shaped(target)
+
+
+def _target_shape(data: Mapping[str, Any], name: str) -> Shape:
+    """Schema 5: the shape, and only the keys it has."""
+    value = _string(data, "shape")
+    try:
+        shape = Shape(value)
+    except ValueError:
+        shapes = ", ".join(repr(shape.value) for shape in Shape)
+        raise ValueError(f"the shape of target {name!r} must be one of {shapes}, not {value!r}") from None
+    other = sorted(set(data) - {"name", "shape", "forms"} - SHAPE_KEYS[shape])
+    if other:
+        raise ValueError(f"target {name!r} is a {value}: it has no {other[0]!r}")
+    return shape
+
+
+def _flags_shape(data: Mapping[str, Any], name: str) -> Shape:
+    """Schemas 2 to 4 said a target's shape by two flags."""
+    delete = _flag(data, "delete")
+    if delete and "fixed" in data:
+        raise ValueError(f"target {name!r} is deleted and has a fixed text: one or the other")
+    return Shape.DELETE if delete else Shape.INSERT if _flag(data, "insert_if_absent") else Shape.REPLACE
+
+
+def shaped(target: Target) -> Target:
+    """The target with only what its shape uses: a replaced statement has no anchor, and its lead only where it puts
+    that lead in place of another; a deleted one has neither text nor lead (older schemas wrote them all)."""
+    if target.shape is Shape.INSERT:
+        return target
+    if target.shape is Shape.DELETE:
+        return target._replace(after=None, before=None, lead=None, lead_was=(), next_lead=None)
+    lead = target.lead if target.lead_was else None
+    return target._replace(after=None, before=None, lead=lead, next_lead=None)
 
 
 def _lead(data: Mapping[str, Any], key: str) -> str | None:
@@ -655,15 +711,14 @@ def _form_label(form: Form) -> str:
 
 
 def render(patch: Patch) -> str:
-    """The entry's patch.json, laid out for a reviewer: one key a line, digests and releases six a line. Every
-    target with a fixed text must have its place (with_fixed_files). An entry of schema 2 (digested as hfpatch 0.2
-    digested, such as one `python -m hfpatch.migrate` converts) is written in schema 2."""
+    """The entry's patch.json in schema 5, laid out for a reviewer: one key a line, digests and releases six a line.
+    Every target with a fixed text must have its place (with_fixed_files). An entry of schema 2 (digested as hfpatch
+    0.2 digested, such as one `python -m hfpatch.migrate` converts) is written in schema 2."""
     assert patch.whole, f"{patch.id} was read as its header only"
     legacy = all(target.legacy for file in patch.files for target in file.targets) and all(
         file.shape is FileShape.EDIT for file in patch.files
     )
-    shaped = any(file.shape is not FileShape.EDIT or _fitted(file) for file in patch.files)
-    entry: dict[str, object] = {"schema": 2 if legacy else SCHEMA if shaped else 3}
+    entry: dict[str, object] = {"schema": 2 if legacy else SCHEMA}
     if patch.about:
         entry["about"] = list(patch.about)
     for key in ("id", "title", "upstream", "url", "distribution"):
@@ -721,17 +776,15 @@ def _render_target(target: Target) -> dict[str, object]:
     if target.legacy:  # schema 2: a fixed text always, and no place but before the next target
         assert target.fixed_file is not None
         rendered["fixed"] = target.fixed_file
-        if target.insert_if_absent:
+        if target.shape is Shape.INSERT:
             rendered["insert_if_absent"] = True
         rendered["forms"] = _render_forms(target)
         return rendered
-    if target.fixed_text is None:
-        rendered["delete"] = True
-    else:
+    target = shaped(target)
+    rendered["shape"] = target.shape.value
+    if target.fixed_text is not None:
         assert target.fixed_file is not None, f"{target.name} has no place in fixed/"
         rendered["fixed"] = target.fixed_file
-    if target.insert_if_absent:
-        rendered["insert_if_absent"] = True
     for key in ("after", "before", "lead", "next_lead"):
         if getattr(target, key) is not None:
             rendered[key] = getattr(target, key)

@@ -15,14 +15,13 @@ import ast
 import hashlib
 import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import libcst
 
-from hfpatch import statements
+from hfpatch import shapes, statements
 from hfpatch.classify import digest_of, unit_of
-from hfpatch.entry import FileShape, Patch, PatchFile, Target, Verdict, text_sha256
+from hfpatch.entry import FileShape, Patch, PatchFile, Target, Verdict
 from hfpatch.errors import UnexpectedCode
 
 Transform = Callable[[libcst.Module, str], libcst.Module]
@@ -96,29 +95,19 @@ def replace_with_fixed(unit: statements.Unit, target: Target, fixed_text: str | 
     return result
 
 
-@dataclass(frozen=True)
-class _Edit:
-    """lines[start:end] become `lines`; edits at one place keep the order they were made in."""
-
-    start: int
-    end: int
-    lines: tuple[str, ...]
-    order: int
-
-
 def patched(source: bytes, patch: Patch, file: PatchFile) -> bytes:
     """The file with the patch applied; raises UnexpectedCode unless every target comes out exactly fixed. A file
     the patch removes comes out empty (its original is kept, as every file's is)."""
     if file.shape is FileShape.REMOVE:
         return b""
     parsed = statements.parse(source, file.file)
-    transform = _custom_transform(patch)
-    edits: list[_Edit] = []
-    inserted: dict[str, int] = {}  # where each inserted target went, for the insertions anchored to it
+    place = shapes.Place(parsed, file, _rewriter(_custom_transform(patch)))
+    edits: list[shapes.Edit] = []
     expected: dict[str, str | None] = {}  # the digest each target must come out with (None: gone)
     for target in file.targets:
-        edits += _edits(parsed, file, target, transform, inserted, len(edits))
-        expected[target.name] = _expected(target, unit_of(parsed, target))
+        unit = unit_of(parsed, target)
+        edits += _edits(place, target, unit, len(edits))
+        expected[target.name] = shapes.of(target).expected(target, None if unit is None else digest_of(unit, target))
     lines = list(parsed.lines)
     if lines and not lines[-1].endswith(("\n", "\r")) and any(edit.start >= len(lines) for edit in edits):
         lines[-1] += parsed.newline  # something goes after the last line, which has no line ending of its own
@@ -129,108 +118,34 @@ def patched(source: bytes, patch: Patch, file: PatchFile) -> bytes:
     return result
 
 
-def _expected(target: Target, unit: statements.Unit | None) -> str | None:
-    """The digest of the text a target must have once patched: the fixed text of its form (its own, else the
-    target's); one already fixed stays as it is."""
+def _edits(place: shapes.Place, target: Target, unit: statements.Unit | None, order: int) -> list[shapes.Edit]:
+    """A target's edits, by its shape (hfpatch.shapes); a statement that is there is changed only in a form the
+    patch is written for."""
+    shape = shapes.of(target)
     if unit is None:
-        return target.fixed_sha256
-    digest = digest_of(unit, target)
-    if target.fixed_text is not None and digest in target.fixed_digests():
-        return digest
-    fixed_text = target.fixed_for(digest)
-    return None if fixed_text is None else text_sha256(fixed_text)
-
-
-def _edits(
-    parsed: statements.SourceFile,
-    file: PatchFile,
-    target: Target,
-    transform: Transform | None,
-    inserted: dict[str, int],
-    order: int,
-) -> list[_Edit]:
-    unit = unit_of(parsed, target)
-    if unit is None:
-        if target.fixed_text is None:
-            return []  # what the fix removes is not there
-        if not target.insert_if_absent:
-            raise UnexpectedCode(f"{file.file} has no {target.name}; nothing to patch")
-        return [_insertion(parsed, file, target, inserted, order)]
+        return shape.put_in(place, target, order)
     digest = digest_of(unit, target)
     if target.fixed_text is not None and digest in target.fixed_digests():
         return []
     form = target.form_of(digest)
     if form is None or form.verdict is not Verdict.NEEDS_PATCH:
         # Never rewrite code the fix was not written for, whatever the caller decided before.
-        raise UnexpectedCode(f"{target.name} in {file.file} is not a form the patch is written for")
-    if target.fixed_text is None:
-        return [_Edit(unit.lead, unit.end, (), order)]
-    if target.legacy:
-        text = _legacy(unit, target, transform)
-    elif transform is not None and unit.kind == statements.FUNCTION:
-        text = _custom(unit, target, transform)
-    else:
-        text = replace_with_fixed(unit, target, form.fixed_text)
-    edits = [_Edit(unit.start, unit.end, tuple(statements.placed(text, parsed.newline)), order)]
-    lead = statements.lead_of(parsed, unit)
-    if target.lead is not None and text_sha256(lead) in target.lead_was:
-        edits.append(_Edit(unit.lead, unit.start, _lead_lines(target.lead, parsed.newline), order))
-    return edits
+        raise UnexpectedCode(f"{target.name} in {place.file.file} is not a form the patch is written for")
+    return shape.change(place, target, unit, order)
 
 
-def _lead_lines(lead: str, newline: str) -> tuple[str, ...]:
-    return tuple(statements.placed_lead(lead, newline))
+def _rewriter(transform: Transform | None) -> Callable[[statements.Unit, Target], str]:
+    """The new text of a statement in a form the patch is written for: the fixed text (its form's own, else the
+    target's) through libcst, an entry's own transform, or schema 2's dedented text indented."""
 
+    def rewritten(unit: statements.Unit, target: Target) -> str:
+        if target.legacy:
+            return _legacy(unit, target, transform)
+        if transform is not None and unit.kind == statements.FUNCTION:
+            return _custom(unit, target, transform)
+        return replace_with_fixed(unit, target, target.fixed_for(digest_of(unit, target)))
 
-def _insertion(
-    parsed: statements.SourceFile, file: PatchFile, target: Target, inserted: dict[str, int], order: int
-) -> _Edit:
-    """A statement the fix added: where the fixed release has it, after the statement before it there (or before the
-    one after it); the comment and blank lines above it come along."""
-    assert target.fixed_text is not None
-    if target.legacy:
-        return _legacy_insertion(parsed, file, target, order)
-    position = None
-    text = statements.placed(target.fixed_text, parsed.newline)
-    following = None if target.before is None else statements.find(parsed, target.before)
-    if following is not None and target.lead is not None and target.next_lead is not None:
-        # It opens the group of the statement after it (an import added above the others): here that statement's
-        # lead is the inserted one's in the fixed release, so it goes after that lead, and that statement gets the
-        # lead the fixed release gives it.
-        here = statements.lead_of(parsed, following)
-        if here == target.lead != target.next_lead:
-            # ...unless that statement is a target that puts its own lead in
-            relead = any(other.name == following.key and text_sha256(here) in other.lead_was for other in file.targets)
-            after = () if relead else _lead_lines(target.next_lead, parsed.newline)
-            inserted[target.name] = following.start
-            return _Edit(following.start, following.start, (*text, *after), order)
-    if target.after is not None:
-        anchor = statements.find(parsed, target.after)
-        position = anchor.end if anchor is not None else inserted.get(target.after)
-    if position is None and following is not None:
-        position = following.lead
-    if position is None and target.after is None and target.before is None:
-        position = _start_of_scope(parsed, target.name)
-    if position is None and target.before is None:  # the last of its scope in the fixed release: last here too
-        position = _end_of_scope(parsed, target.name)
-    if position is None:
-        where = f"after {target.after}" if target.after else f"before {target.before}"
-        raise UnexpectedCode(f"{target.name} goes {where}, which {file.file} does not have")
-    inserted[target.name] = position
-    lead = _lead_lines(target.lead or "", parsed.newline)
-    return _Edit(position, position, (*lead, *text), order)
-
-
-def _end_of_scope(parsed: statements.SourceFile, name: str) -> int | None:
-    owner = statements.owner_of(parsed, name)
-    found = statements.units(parsed, owner)
-    return found[-1].end if found else (len(parsed.lines) if not owner else None)
-
-
-def _start_of_scope(parsed: statements.SourceFile, name: str) -> int | None:
-    owner = statements.owner_of(parsed, name)
-    found = statements.units(parsed, owner)
-    return found[0].lead if found else (0 if not owner else None)
+    return rewritten
 
 
 def _check(result: bytes, source: bytes, patch: Patch, file: PatchFile, expected: dict[str, str | None]) -> None:
@@ -282,23 +197,7 @@ def _legacy(unit: statements.Unit, target: Target, transform: Transform | None) 
         raise UnexpectedCode(f"the fixed text of {target.name} is not a function definition")
     if transform is not None:
         return _custom(unit, target, transform)
-    return "\n".join(line.rstrip("\r\n") for line in _legacy_placed(target.fixed_text, unit.indent, "\n"))
-
-
-def _legacy_insertion(parsed: statements.SourceFile, file: PatchFile, target: Target, order: int) -> _Edit:
-    """hfpatch 0.2 put a helper just before the next target of its scope, at that target's indentation, with the
-    blank lines PEP 8 asks for after it (one between methods, two at the top level)."""
-    assert target.fixed_text is not None
-    anchor = None if target.before is None else statements.find(parsed, target.before)
-    if anchor is None:
-        raise UnexpectedCode(f"{target.name} is absent and no later target of its scope says where it goes")
-    blank = 1 if target.name.rpartition(".")[0] else 2
-    body = _legacy_placed(target.fixed_text, anchor.indent, parsed.newline)
-    return _Edit(anchor.start, anchor.start, (*body, *([parsed.newline] * blank)), order)
-
-
-def _legacy_placed(text: str, indent: str, newline: str) -> tuple[str, ...]:
-    return tuple(f"{indent}{line}{newline}" if line.strip() else f"{line}{newline}" for line in text.split("\n"))
+    return "\n".join(line.rstrip("\r\n") for line in shapes.legacy_placed(target.fixed_text, unit.indent, "\n"))
 
 
 def _custom_transform(patch: Patch) -> Transform | None:

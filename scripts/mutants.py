@@ -193,7 +193,7 @@ MUTANTS = [
         "transform-result-unchecked",
         "nothing is written unless every target comes out exactly fixed",
         "hfpatch/rewrite.py",
-        "    _check(result, source, patch, file)\n",
+        "    _check(result, source, patch, file, expected)\n",
         "",
     ),
     Mutant(
@@ -236,9 +236,9 @@ MUTANTS = [
         "helper-names-unchecked",
         "a patch never raises NameError: the names an inserted helper uses are checked against the old module too",
         "hfpatch/new/judge.py",
-        "        if change.op is Op.DELETE:\n            continue\n"
+        "        if change.shape is Shape.DELETE:\n            continue\n"
         "        unit = statements.find(patched, change.key)\n",
-        "        if change.op is not Op.REPLACE:\n            continue\n"
+        "        if change.shape is not Shape.REPLACE:\n            continue\n"
         "        unit = statements.find(patched, change.key)\n",
     ),
     Mutant(
@@ -332,8 +332,8 @@ MUTANTS = [
         "fixed-text-crlf-kept",
         "a fixed text checked out with CRLF line endings is the same fixed text",
         "hfpatch/entry.py",
-        '        fixed_text = path.read_text(encoding="utf-8").replace("\\r\\n", "\\n").rstrip("\\n")\n',
-        '        fixed_text = path.read_bytes().decode("utf-8").rstrip("\\n")\n',
+        '    return path.read_text(encoding="utf-8").replace("\\r\\n", "\\n").rstrip("\\n")\n',
+        '    return path.read_bytes().decode("utf-8").rstrip("\\n")\n',
     ),
     Mutant(
         "an-entry-given-as-a-catalog-unexplained",
@@ -434,7 +434,7 @@ MUTANTS = [
         "blank-lines-indented",
         "a blank line of a fixed method stays empty where schema 2's dedented text is placed, so the patched file "
         "is upstream's byte for byte",
-        "hfpatch/rewrite.py",
+        "hfpatch/shapes.py",
         '    return tuple(f"{indent}{line}{newline}" if line.strip() else f"{line}{newline}"'
         ' for line in text.split("\\n"))',
         '    return tuple(f"{indent}{line}{newline}" for line in text.split("\\n"))',
@@ -577,8 +577,8 @@ MUTANTS = [
         "an-advisory-no-entry-speaks-for-goes-unsaid",
         "check names an advisory the release is listed for even where no entry covers the release",
         "hfpatch/advisory.py",
-        "    return status(Status.OPEN, unfixed) if affected else None",
-        "    return None",
+        "    if affected:\n        return status(Status.OPEN, unfixed)\n",
+        "    if False:\n        return status(Status.OPEN, unfixed)\n",
     ),
     Mutant(
         "vex-about-every-install-of-the-release",

@@ -78,7 +78,6 @@ PROOF_BY_LINE: dict[str, tuple[str, list[str]]] = {
     PATCH_40669: ("transformers", ["4.51.3", "4.52.4", "4.53.3", "4.54.1", "4.55.4", "4.56.0", HUB_FIXED_IN]),
     "transformers-41322": ("transformers", ["4.57.4", "4.57.5"]),
     "transformers-41758": ("transformers", ["4.56.2", "4.57.5", "4.57.6"]),
-    "transformers-43140": ("transformers", ["4.52.4", "4.53.3", "4.54.1", "4.55.4", "4.56.2", "4.57.6", "5.0.0"]),
     "transformers-44395": ("transformers", ["5.0.0", "5.1.0", "5.2.0", "5.3.0"]),
     "transformers-gas-5.5.4": ("transformers", ["5.2.0", "5.3.0", "5.4.0", "5.5.3", "5.5.4"]),
     "huggingface_hub-3579": ("huggingface_hub", ["1.0.1", "1.1.5", "1.1.6"]),
@@ -90,6 +89,7 @@ PROOF_BY_LINE: dict[str, tuple[str, list[str]]] = {
 }
 PROOF_BEYOND_PINS: dict[str, tuple[str, list[str]]] = {
     "datasets-cve-2026-65010": ("datasets", ["5.0.0"]),  # 3.0.0-5.0.0: not transformers
+    "datasets-cve-2026-66007": ("datasets", ["5.0.0"]),  # 3.4.0-5.0.0: not transformers
     "transformers-cve-2023-2800": ("transformers", ["4.29.2"]),  # 4.22.0-4.29.2: no pin
     "transformers-cve-2025-3262": ("transformers", ["4.50.3"]),  # 4.50.0-4.50.3: no pin
 }

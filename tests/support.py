@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warm
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 # What steers hfpatch from outside a test (fault injection, a catalog): never inherited from the test's own process.
@@ -171,8 +172,15 @@ def hfpatch(
 ) -> Completed:
     """hfpatch as a user runs it: a real process (`patch`, `python`: the --patch and --python it names). Run from the
     temporary directory by default, never from the checkout, where `-m` would put the checkout first on sys.path
-    instead of the hfpatch under test."""
-    return run(hfpatch_command(*args, patch=patch, python=python), env=env, cwd=cwd, **how)
+    instead of the hfpatch under test. The process starts warm (tests/warm.py: forked from one that has imported
+    hfpatch) wherever that is the same as a fresh `python -m hfpatch`; `run(hfpatch_command(...))` always starts one."""
+    command = hfpatch_command(*args, patch=patch, python=python)
+    environ = clean_env() if env is None else env
+    where = tempfile.gettempdir() if cwd is None else str(cwd)
+    done = warm.run_hfpatch(command[3:], env=environ, cwd=where, how=how, sigint=default_sigint)
+    if done is not None:
+        return Completed(*done)
+    return run(command, env=environ, cwd=where, **how)
 
 
 def imports_of(

@@ -17,7 +17,7 @@ from toy import PATCH_ID, make_site
 
 from hfpatch import catalog, entry
 from hfpatch.catalog import CATALOG_VARIABLE
-from hfpatch.entry import Patch, Verdict
+from hfpatch.entry import Patch, Shape, Verdict
 from hfpatch.errors import CatalogError
 
 BUILTIN_ID = "transformers-46618"
@@ -207,6 +207,82 @@ def test_an_entry_of_hfpatch_0_2_loads_as_one_file_digested_as_0_2_digested() ->
     )
 
 
+def with_target(schema: int, **target: Any) -> dict[str, Any]:
+    data = valid()
+    data["schema"] = schema
+    data["files"][0]["targets"] = [{"name": "greet", **target, "forms": [copy.deepcopy(FORM)]}]
+    return data
+
+
+@pytest.mark.parametrize(
+    ("flags", "shape", "written"),
+    [
+        pytest.param({"fixed": "fixed/greet.py"}, Shape.REPLACE, {"fixed": "fixed/greet.py"}, id="replace"),
+        pytest.param(
+            {"fixed": "fixed/greet.py", "after": "a", "before": "b", "lead": "\n", "next_lead": "\n"},
+            Shape.REPLACE,
+            {"fixed": "fixed/greet.py"},
+            id="replace-whose-unused-anchor-and-lead-go",
+        ),
+        pytest.param(
+            {"fixed": "fixed/greet.py", "lead": "# a\n", "lead_was": ["d" * 64]},
+            Shape.REPLACE,
+            {"fixed": "fixed/greet.py", "lead": "# a\n", "lead_was": ["d" * 64]},
+            id="replace-putting-its-lead-in",
+        ),
+        pytest.param(
+            {"fixed": "fixed/greet.py", "insert_if_absent": True, "after": "a", "before": "b", "next_lead": "\n"},
+            Shape.INSERT,
+            {"fixed": "fixed/greet.py", "after": "a", "before": "b", "next_lead": "\n"},
+            id="insert-with-its-anchor",
+        ),
+        pytest.param({"delete": True, "lead_was": ["d" * 64]}, Shape.DELETE, {}, id="delete"),
+    ],
+)
+@pytest.mark.parametrize("schema", [3, 4])
+def test_an_older_schema_s_flags_are_read_as_the_target_s_shape_and_written_in_schema_5(
+    tmp_path: Path, schema: int, flags: dict[str, Any], shape: Shape, written: dict[str, Any]
+) -> None:
+    patch = entry.load(write_entry(tmp_path / "old", with_target(schema, **flags)))
+    assert [target.shape for target in patch.files[0].targets] == [shape]
+    rendered = json.loads(entry.render(patch))
+    assert rendered["schema"] == 5
+    assert rendered["files"][0]["targets"] == [
+        {"name": "greet", "shape": shape.value, **written, "forms": [{**FORM, "lines": []}]}
+    ]
+    again = entry.load(write_entry(tmp_path / "new", rendered))
+    assert again == patch._replace(directory=again.directory)
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        pytest.param({"fixed": "fixed/greet.py"}, "missing 'shape'", id="no-shape"),
+        pytest.param({"shape": "move", "fixed": "fixed/greet.py"}, "must be one of 'replace', 'insert'", id="unknown"),
+        pytest.param({"shape": "replace"}, "missing 'fixed'", id="replace-without-its-text"),
+        pytest.param({"shape": "insert"}, "missing 'fixed'", id="insert-without-its-text"),
+        pytest.param(
+            {"shape": "replace", "fixed": "fixed/greet.py", "after": "a"},
+            "target 'greet' is a replace: it has no 'after'",
+            id="replace-with-an-anchor",
+        ),
+        pytest.param(
+            {"shape": "delete", "fixed": "fixed/greet.py"}, "target 'greet' is a delete: it has no 'fixed'", id="delete"
+        ),
+        pytest.param(
+            {"shape": "insert", "fixed": "fixed/greet.py", "insert_if_absent": True},
+            "a target has an unknown key 'insert_if_absent'",
+            id="an-older-schema-s-flag",
+        ),
+    ],
+)
+def test_a_schema_5_target_has_a_shape_and_only_the_keys_of_its_shape(
+    tmp_path: Path, target: dict[str, Any], says: str
+) -> None:
+    with pytest.raises(CatalogError, match=re.escape(says)):
+        entry.load(write_entry(tmp_path, with_target(5, **target)))
+
+
 def test_fixed_in_is_required_of_a_schema_2_entry_and_may_be_left_out_of_a_schema_3_one(tmp_path: Path) -> None:
     """hfpatch 0.2 wrote fixed_in always; schema 3 leaves it out where no release has the fix yet."""
     data = valid_schema_2()
@@ -252,9 +328,11 @@ KNOWN_FILES_AT = ("files", 0, "known_files")
 @pytest.mark.parametrize(
     ("where", "value", "says"),
     [
-        pytest.param(("schema",), 1, "schema must be 4 (this hfpatch reads schema 2, 3 or 4), not 1.", id="schema-1"),
-        pytest.param(("schema",), 5, "not 5 (a newer hfpatch wrote it? upgrade hfpatch)", id="schema-5"),
-        pytest.param(("schema",), DROP, "schema must be 4", id="no-schema"),
+        pytest.param(
+            ("schema",), 1, "schema must be 5 (this hfpatch reads schema 2, 3, 4 or 5), not 1.", id="schema-1"
+        ),
+        pytest.param(("schema",), 6, "not 6 (a newer hfpatch wrote it? upgrade hfpatch)", id="schema-6"),
+        pytest.param(("schema",), DROP, "schema must be 5", id="no-schema"),
         pytest.param(("id",), "team-2", "name its directory ('team-1')", id="id-not-its-directory"),
         pytest.param(("id",), "Team 1", "lowercase", id="id-not-lowercase"),
         pytest.param((*FILE_AT, "file"), "../teampkg/core.py", "relative", id="file-dotdot"),
@@ -356,7 +434,7 @@ KNOWN_FILES_AT = ("files", 0, "known_files")
             "missing 'verdict'",
             id="known-file-no-verdict",
         ),
-        pytest.param(("schema",), 3.0, "schema must be 4", id="schema-a-float"),
+        pytest.param(("schema",), 3.0, "schema must be 5", id="schema-a-float"),
         pytest.param(("Probe",), "probe.py", "the entry has an unknown key 'Probe'", id="unknown-key"),
         pytest.param((*TARGET_AT, "insert_if_abset"), True, "a target has an unknown key", id="unknown-target-key"),
         pytest.param(

@@ -74,24 +74,29 @@ def test_targets_for(new: str, targets: list[str]) -> None:
     assert cov.targets_for(OLD, new) == targets
 
 
-def test_statement_units_split_a_class_into_header_and_body() -> None:
-    kinds = [(unit.scope, unit.kind, unit.name) for unit in cov.statement_units(OLD)]
-    assert kinds == [
-        ("", "statement", ""),
-        ("", "statement", ""),
-        ("", "definition", "total"),
-        ("", "class-header", "Basket"),
-        ("Basket", "statement", ""),
-        ("Basket", "definition", "Basket.add"),
-        ("Basket", "definition", "Basket.count"),
-        ("Basket", "definition", "Basket.count"),
+def test_statement_units_are_hfpatch_s_and_split_a_class_into_header_and_body() -> None:
+    """The units are hfpatch.statements' (the keys `new`'s targets name), a class by its header alone."""
+    units = cov.statement_units(OLD)
+    assert [(unit.key, unit.kind, cov.in_a_class(unit)) for unit in units] == [
+        ("import os", "import", False),
+        ("LIMIT", "variable", False),
+        ("total", "function", False),
+        ("Basket", "class", False),
+        ("Basket.size", "variable", True),
+        ("Basket.add", "function", True),
+        ("Basket.count#1", "function", True),
+        ("Basket.count", "function", True),
     ]
+    assert units[3].text == "class Basket:"
 
 
 def test_units_differing_counts_a_changed_statement_once() -> None:
     old = cov.statement_units(OLD)
     new = cov.statement_units(OLD.replace("LIMIT = 3", "LIMIT = 4").replace("size = 1", "size = 2"))
-    assert [unit.text for unit in cov.units_differing(old, new)] == ["LIMIT = 4", "size = 2"]
+    assert [(unit.key, unit.text) for unit in cov.units_differing(old, new)] == [
+        ("LIMIT", "LIMIT = 4"),
+        ("Basket.size", "    size = 2"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -144,7 +149,7 @@ PATCHED = OLD.replace("sum(values)", "sum(values, 0)")
         pytest.param(dict(patched=FIXED, check_after_revert="incomplete"), "partial", id="check-unclean"),
     ],
 )
-def test_judge(observed: dict[str, object], verdict: str) -> None:
+def test_measure(observed: dict[str, object], verdict: str) -> None:
     base: dict[str, object] = dict(
         new_exit=0,
         claimed=("total",),
@@ -156,8 +161,8 @@ def test_judge(observed: dict[str, object], verdict: str) -> None:
         check_after_apply="applied",
         check_after_revert="needs-patch",
     )
-    judged = cov.judge(cov.Observed(**{**base, **observed}), FIXED, [cov.Reason.NEEDS_IMPORT])
-    assert judged.verdict.value == verdict
+    measured = cov.measure(cov.Observed(**{**base, **observed}), FIXED, [cov.Reason.NEEDS_IMPORT])
+    assert measured.carried.value == verdict
 
 
 CONTEXT = dict(old="1.0", old_classes=frozenset({"Basket"}), imported_from={"helper": "pkg.util"})
@@ -223,9 +228,9 @@ def test_a_module_level_target_is_judged_by_its_statement() -> None:
         check_after_apply="applied",
         check_after_revert="needs-patch",
     )
-    judged = cov.judge(observed, FIXED)
-    assert judged.verdict is cov.Verdict.WRONG
-    assert judged.wrong == ("LIMIT, which the entry carries, differs from the newer release's after apply",)
+    measured = cov.measure(observed, FIXED)
+    assert measured.carried is cov.Carried.WRONG
+    assert measured.wrong == ("LIMIT, which the entry carries, differs from the newer release's after apply",)
 
 
 def test_bound_texts_names_module_and_class_statements() -> None:

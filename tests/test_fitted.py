@@ -118,6 +118,19 @@ def test_a_forms_own_fixed_text_is_known_as_fixed(source: str, verdict: Verdict,
     assert (found.verdict, says in found.detail) == (verdict, True), found.detail
 
 
+def test_a_released_file_the_entry_calls_not_applicable_stays_so_whatever_its_form() -> None:
+    """A line with the form the fix was written for, but without the helper its text calls (transformers 4.50.x):
+    the entry knows that release's file as not-applicable, and apply leaves it."""
+    patch, file = _patch(_target())
+    known = KnownFile(sha256(LOADER_11), ("1.1",), Verdict.NOT_APPLICABLE)
+    file = file._replace(known_files=(known,))
+    found = classify.identify(LOADER_11.encode(), patch._replace(files=(file,)), file, "1.1")
+    assert found.verdict is Verdict.NOT_APPLICABLE
+    assert found.detail == (
+        "the released 1.1 file is one the fix would break, though load is the 1.1 code: hfpatch leaves it"
+    )
+
+
 # ------------------------------------------------------------------------------- the entry, read and written
 
 
@@ -128,10 +141,10 @@ def _written(catalog: Path) -> Path:
     return entry.write(catalog, entry.with_fixed_files(patch), force=False)
 
 
-def test_an_entry_with_a_forms_own_text_is_written_in_schema_4_and_reads_back_as_written(tmp_path: Path) -> None:
+def test_an_entry_with_a_forms_own_text_is_written_in_schema_5_and_reads_back_as_written(tmp_path: Path) -> None:
     directory = _written(tmp_path / "catalog")
     data = json.loads((directory / "patch.json").read_text())
-    assert data["schema"] == 4
+    assert data["schema"] == 5
     (written,) = data["files"][0]["targets"]
     assert written["fixed"] == "fixed/load.py"
     assert [form.get("fixed") for form in written["forms"]] == ["fixed/load-1.0.py", None]
@@ -147,7 +160,11 @@ def _refusal(data: dict[str, Any]) -> None:
 
 
 REFUSALS = [
-    pytest.param(lambda data: data.update(schema=3), "a form's own fixed text needs schema 4", id="schema-3"),
+    pytest.param(
+        lambda data: (data.update(schema=3), data["files"][0]["targets"][0].pop("shape")),
+        "a form's own fixed text needs schema 4",
+        id="schema-3",
+    ),
     pytest.param(_refusal, "has a fixed text of its own, but its verdict is fixed", id="on-a-fixed-form"),
     pytest.param(
         lambda data: data["files"][0]["targets"][0]["forms"][0].update(fixed="../elsewhere.py"),
@@ -181,7 +198,7 @@ def test_a_forms_own_fixed_text_that_is_another_form_or_of_a_deleted_target_is_r
     data = json.loads((directory / "patch.json").read_text())
     target = data["files"][0]["targets"][0]
     del target["fixed"]
-    target["delete"] = True
+    target["shape"] = "delete"
     (directory / "patch.json").write_text(json.dumps(data))
     with pytest.raises(CatalogError, match="but the fix deletes load"):
         entry.load(directory)

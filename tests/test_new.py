@@ -8,7 +8,9 @@ is tested on a table of small modules.
 
 from __future__ import annotations
 
+import compileall
 import dataclasses
+import ensurepip
 import json
 import os
 import shutil
@@ -38,7 +40,7 @@ from support import (
 )
 
 from hfpatch import catalog, classify, entry, statements
-from hfpatch.entry import Patch, Verdict
+from hfpatch.entry import Patch, Shape, Verdict
 from hfpatch.new import assemble, judge
 
 TOTAL = ["--target", "madeup:madeup.core:total"]
@@ -139,6 +141,7 @@ def test_the_release_table_says_each_release_s_form_verdict_and_reason(written: 
     }
     assert "note: patched, the 1.2 file is the 2.0 file byte for byte" in written.total.out
     assert f"wrote {written.catalog / 'madeup-total'} (2 targets, 5 forms, 4 files on disk)" in written.total.out
+    assert "  madeup/core.py: adds _clean after DEFAULT, replaces total\n" in written.total.out, written.total.out
     assert f"wrote {written.catalog / 'madeup-total' / 'probe.py'}, a skeleton" in written.total.out
     assert written.total.err == ""
 
@@ -151,7 +154,7 @@ def test_the_entry_records_every_form_by_digest_with_its_verdict_and_releases(wr
     assert patch.upstream == "madeup-total"
     clean, total = file.targets
     # The helper comes first, as in the fixed file, and is inserted where it is absent.
-    assert (clean.name, clean.insert_if_absent, total.name, total.insert_if_absent) == ("_clean", True, "total", False)
+    assert (clean.name, clean.shape, total.name, total.shape) == ("_clean", Shape.INSERT, "total", Shape.REPLACE)
     assert clean.fixed_text == canonical(factory.CLEAN)
     assert total.fixed_text == canonical(factory.TOTAL_FIX)
     assert (patch.directory / "fixed" / "total.py").read_text() == factory.TOTAL_FIX
@@ -586,9 +589,9 @@ def test_a_helper_the_fixed_file_defines_after_its_caller_is_inserted_after_it_w
     assert done.table()["1.0"][1] == "needs-patch"
     patch = entry.load(tmp_path / "catalog" / "madeup-x")
     targets = patch.files[0].targets
-    assert [(each.name, each.insert_if_absent, each.fixed_text is None) for each in targets] == [
-        ("total", False, False),
-        ("_clean", True, False),
+    assert [(each.name, each.shape, each.fixed_text is None) for each in targets] == [
+        ("total", Shape.REPLACE, False),
+        ("_clean", Shape.INSERT, False),
     ]
     assert targets[1].after == "total"
     (needing,) = [known for known in patch.files[0].known_files if known.verdict is Verdict.NEEDS_PATCH]
@@ -918,7 +921,14 @@ def test_new_lists_the_releases_with_the_pip_a_stock_venv_has(wheels: Path, tmp_
     import hfpatch
 
     venv = tmp_path / "stock"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)  # with ensurepip's own pip
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    # The pip a stock venv gets: the wheel ensurepip holds, unpacked where `python -m venv` has pip install it
+    # (pip installing itself took most of this test's time).
+    (bundled,) = (Path(ensurepip.__file__).parent / "_bundled").glob("pip-*.whl")
+    site_packages = next(venv.glob("lib/python*/site-packages"))
+    with zipfile.ZipFile(bundled) as archive:
+        archive.extractall(site_packages)
+    compileall.compile_dir(site_packages / "pip", quiet=1)  # as pip's install of itself does
     python = str(venv / "bin" / "python")
     pip = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, text=True, check=True).stdout
     if tuple(int(part) for part in pip.split()[1].split(".")[:2]) >= (25, 1):
@@ -926,9 +936,7 @@ def test_new_lists_the_releases_with_the_pip_a_stock_venv_has(wheels: Path, tmp_
     # hfpatch and its dependencies, behind the venv's own pip: a copy of hfpatch alone on PYTHONPATH
     code = tmp_path / "code"
     shutil.copytree(Path(hfpatch.__file__).parent, code / "hfpatch", ignore=shutil.ignore_patterns("__pycache__"))
-    (next(venv.glob("lib/python*/site-packages")) / "_deps.pth").write_text(
-        f"{dependencies_view(tmp_path, {'transformers', 'pip'})}\n"
-    )
+    (site_packages / "_deps.pth").write_text(f"{dependencies_view(tmp_path, {'transformers', 'pip'})}\n")
     env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
     env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), XDG_CACHE_HOME=str(tmp_path / "xdg"))
     env["PYTHONPATH"] = str(code)

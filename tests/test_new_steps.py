@@ -224,3 +224,93 @@ def test_a_statement_a_whole_module_fix_only_moved_is_left_where_it_is_and_the_r
     assert [target.name for target in patch.files[0].targets] == ["a"]
     old = f'"""mv."""\n\n\n{a}\n\n{b}'.encode()
     assert rewrite.patched(old, patch, patch.files[0]) == f'"""mv."""\n\n\n{a_fix}\n\n{b}'.encode()
+
+
+def _wheels(tmp_path: Path, name: str, releases: dict[str, dict[str, str]]) -> str:
+    links = tmp_path / "wheels"
+    links.mkdir()
+    for version, files in releases.items():
+        factory.write_wheel(links, version, {path: text.encode() for path, text in files.items()}, name=name)
+    return str(links)
+
+
+def test_a_fix_that_calls_into_a_module_its_release_adds_is_not_safe_and_says_why(tmp_path: Path) -> None:
+    """huggingface_hub 1.12.2's inference/_providers/__init__.py: its table of providers names the class of a
+    module that 1.12.2 adds (deepinfra.py). An entry changes only files a release installed; the advice once given,
+    "carry that module too", led to an entry of nothing (the module is absent from every older release: "none of
+    what the fix changes there"), so the refusal now says the fix cannot be carried there."""
+    old = 'from .a import ATask\n\nPROVIDERS = {"a": ATask}\n'
+    new = old.replace("ATask\n\n", "ATask\nfrom .b import BTask\n\n").replace("ATask}", 'ATask, "b": BTask}')
+    base = {"prov/__init__.py": "", "prov/providers/a.py": "class ATask:\n    pass\n"}
+    links = _wheels(
+        tmp_path,
+        "prov",
+        {
+            "1.0": {**base, "prov/providers/__init__.py": old},
+            "1.1": {**base, "prov/providers/__init__.py": old},
+            "1.2": {**base, "prov/providers/__init__.py": new, "prov/providers/b.py": "class BTask:\n    pass\n"},
+        },
+    )
+    out = io.StringIO()
+    asked = Request("prov-b", ("prov:prov.providers",), "1.2", str(tmp_path / "c"), find_links=links)
+    with pytest.raises(AuthoringError, match="not safe to backport as it stands"):
+        command.run(asked, out)
+    said = out.getvalue()
+    assert (
+        "  - 1.1: the fix of PROVIDERS calls BTask from prov/providers/b.py, a module prov 1.2 adds and this release "
+        "lacks: an entry changes only the files a release installed (it cannot create a module), so the fix cannot "
+        "be carried here"
+    ) in said, said
+    assert "carry that module too" not in said
+    assert not (tmp_path / "c").exists()
+    both = dataclasses.replace(asked, targets=("prov:prov.providers", "prov:prov.providers.b"))
+    out = io.StringIO()
+    with pytest.raises(AuthoringError, match="no release read needs the patch"):
+        command.run(both, out)
+    assert "1.1      A / -      not-applicable  prov/providers/b.py has none of what the fix changes there" in (
+        out.getvalue()
+    ), out.getvalue()
+
+
+def test_a_module_function_whose_fix_drops_staticmethod_is_carried_and_a_method_s_is_not(tmp_path: Path) -> None:
+    """transformers 4.57.2's generation/continuous_batching/requests.py drops a stray @staticmethod from a
+    module's function: once refused as another signature ("the fix would break its callers"), though at module
+    level it binds nothing (the object is called as the function is, Python 3.10+). In a class it does bind: a
+    method that loses it stays not applicable."""
+    head = '"""sm."""\n\n\n'
+    old, new = "@staticmethod\ndef f():\n    return 1\n", "def f():\n    return 1\n"
+    method_old = "class C:\n    x = 1\n\n    @staticmethod\n    def g():\n        return 1\n"
+    method_new = "class C:\n    x = 1\n\n    def g(self):\n        return 1\n"
+    texts = {"1.0": (old, method_old), "1.1": (old, method_old), "1.2": (new, method_new)}
+    links = _wheels(
+        tmp_path,
+        "sm",
+        {
+            version: {
+                "sm/__init__.py": "",
+                "sm/core.py": head + function,
+                "sm/klass.py": head + method,
+                "sm/only.py": head + method.replace("    x = 1\n\n", ""),
+            }
+            for version, (function, method) in texts.items()
+        },
+    )
+    out = io.StringIO()
+    assert command.run(Request("sm-f", ("sm:sm.core",), "1.2", str(tmp_path / "c"), find_links=links), out) == 0
+    said = out.getvalue()
+    assert "1.1      A     needs-patch  signature @staticmethod () where the fix has (), which takes every call" in said
+    from hfpatch import entry, rewrite
+
+    patch = entry.load(tmp_path / "c" / "sm-f")
+    assert rewrite.patched((head + old).encode(), patch, patch.files[0]) == (head + new).encode()
+    out = io.StringIO()
+    with pytest.raises(AuthoringError, match="no release read needs the patch"):
+        command.run(Request("sm-g", ("sm:sm.klass",), "1.2", str(tmp_path / "d"), find_links=links), out)
+    refused = "signature @staticmethod () where the fix has (self): the fix would break its callers"
+    assert refused in out.getvalue(), out.getvalue()
+    # The method is the class's first statement: its decorator is the method's, not the class's head (the class
+    # was once replaced whole, the method's signature unjudged).
+    out = io.StringIO()
+    with pytest.raises(AuthoringError, match="no release read needs the patch"):
+        command.run(Request("sm-h", ("sm:sm.only",), "1.2", str(tmp_path / "e"), find_links=links), out)
+    assert refused in out.getvalue(), out.getvalue()

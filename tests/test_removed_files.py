@@ -71,13 +71,13 @@ def site(where: Path, scripts: tuple[str, ...], version: str = "1.0") -> Site:
 FIRST: dict[str, object] = entry_data()["files"][0]  # type: ignore[index]
 
 
-def test_a_removed_file_reads_back_as_written_in_schema_4(tmp_path: Path) -> None:
+def test_a_removed_file_of_schema_4_reads_back_the_same_from_schema_5(tmp_path: Path) -> None:
     directory = write_entry(tmp_path, entry_data())
     patch = entry.load(directory)
     assert [(file.shape, file.targets) for file in patch.files] == [(FileShape.REMOVE, ())] * 2
     assert {known.patched_sha256 for file in patch.files for known in file.known_files} == {EMPTY_SHA256}
     rendered = json.loads(entry.render(patch))
-    assert rendered["schema"] == 4
+    assert rendered["schema"] == 5
     assert [file["shape"] for file in rendered["files"]] == ["remove", "remove"]
     assert "targets" not in rendered["files"][0]
     (directory / "patch.json").write_text(entry.render(patch), encoding="utf-8")
@@ -212,7 +212,7 @@ def test_new_writes_an_entry_of_every_form_of_the_files_the_fixed_release_no_lon
     assert [(known.sha256, known.releases) for known in b.known_files] == [
         (sha256(SCRIPTS["toypkg/convert_b.py"]), ("1.0",))
     ]
-    assert json.loads((tmp_path / "catalog" / PATCH_ID / "patch.json").read_text())["schema"] == 4
+    assert json.loads((tmp_path / "catalog" / PATCH_ID / "patch.json").read_text())["schema"] == 5
     assert patch.releases_read == ("0.9", "2.0")
     from hfpatch import classify
     from hfpatch.entry import Verdict

@@ -14,8 +14,9 @@ import pytest
 import wheelfactory as factory
 from support import REPOSITORY, Completed, Venv, hfpatch, in_process, make_venv, sha256
 
-from hfpatch import entry, statements
-from hfpatch.entry import Form, Patch, PatchFile, Target, Verdict
+from hfpatch import entry, shapes, statements
+from hfpatch.classify import identify
+from hfpatch.entry import FileShape, Form, Patch, PatchFile, Shape, Target, Verdict
 from hfpatch.errors import UnexpectedCode
 from hfpatch.rewrite import patched
 
@@ -83,7 +84,8 @@ def _patch(file: PatchFile) -> Patch:
 
 def _target(name: str, fixed: str | None, was: tuple[str, ...] = (), **placement: object) -> Target:
     forms = tuple(Form(sha256(text), Verdict.NEEDS_PATCH, ("1.0",)) for text in was)
-    return Target(name, fixed, forms, insert_if_absent=fixed is not None and not was, **placement)  # type: ignore[arg-type]
+    shape = Shape.DELETE if fixed is None else Shape.REPLACE if was else Shape.INSERT
+    return Target(name, fixed, forms, shape, **placement)  # type: ignore[arg-type]
 
 
 DATACLASS = "@dataclass\nclass Box:\n    width: int = 1\n    depth: int = 1\n"
@@ -186,12 +188,60 @@ def test_each_shape_comes_out_exactly_and_every_other_byte_stays(
             "goes after import os",
             id="no-anchor",
         ),
+        pytest.param(
+            "Y = 1\n", _target("X", "X = 2", ("X = 1",)), "has no X; nothing to patch", id="a-replacement-absent"
+        ),
     ],
 )
 def test_a_shape_that_cannot_come_out_exactly_is_refused(before: str, target: Target, says: str) -> None:
     file = PatchFile("shapes.core", "shapes/core.py", (target,))
     with pytest.raises(UnexpectedCode, match=says):
         patched(before.encode(), _patch(file), file)
+
+
+F_FIX, F_WAS = "def f():\n    return 2", "def f():\n    return 1"
+
+
+@pytest.mark.parametrize(
+    ("target", "version", "verdict", "says"),
+    [
+        pytest.param(_target("f", F_FIX, (F_WAS,)), "1.0", None, "has no f", id="replace"),
+        pytest.param(
+            _target("f", F_FIX, (F_WAS,)),
+            "2.0",
+            Verdict.FIXED,
+            "f is gone from this release, which has the fix (2.0+)",
+            id="replace-in-a-release-with-the-fix",
+        ),
+        pytest.param(_target("f", F_FIX), "1.0", Verdict.NEEDS_PATCH, "the patch adds it", id="insert"),
+        pytest.param(_target("f", None, (F_WAS,)), "1.0", Verdict.FIXED, "which the fix removes", id="delete"),
+    ],
+)
+def test_a_statement_the_file_lacks_is_judged_by_its_shape(
+    target: Target, version: str, verdict: Verdict | None, says: str
+) -> None:
+    file = PatchFile("shapes.core", "shapes/core.py", (target,))
+    found = identify(b"X = 1\n", _patch(file), file, version)
+    assert (found.verdict, says in found.detail) == (verdict, True), found.detail
+
+
+def test_each_shape_says_what_it_does_to_its_statement() -> None:
+    file = PatchFile(
+        "shapes.core",
+        "shapes/core.py",
+        (
+            _target("a", "a = 2", ("a = 1",)),
+            _target("b", "b = 1", after="a"),
+            _target("c", "c = 1", before="d"),
+            _target("e", "e = 1"),
+            _target("f", None, ("f = 1",)),
+        ),
+    )
+    assert shapes.describe(file) == (
+        "replaces a, adds b after a, adds c before d, adds e at the start of its scope, removes f"
+    )
+    removed = PatchFile("shapes.old", "shapes/old.py", (), shape=FileShape.REMOVE)
+    assert shapes.describe(removed) == "removes its code (the file is emptied)"
 
 
 # ------------------------------------------------------------------------ new, from a made-up distribution

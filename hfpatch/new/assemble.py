@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hfpatch import classify, statements, versions
-from hfpatch.entry import Form, KnownFile, Patch, PatchFile, Target, Verdict, release_span
+from hfpatch.entry import Form, KnownFile, Patch, PatchFile, Shape, Target, Verdict, release_span
 from hfpatch.errors import AuthoringError, UnexpectedCode
 from hfpatch.new import judge
-from hfpatch.new.judge import Change, FileFix, FileJudgement, Judgement, Op, Standing, TableVerdict, sorted_releases
+from hfpatch.new.judge import Change, FileFix, FileJudgement, Judgement, Standing, TableVerdict, sorted_releases
 
 FIX_LABEL = "fix"  # the fixed text's label in the table's form column
 # A release's files: path -> bytes, None where the release has no such file.
@@ -114,7 +114,7 @@ def dependencies(fixes: Sequence[FileFix], fixed: Fixed, package: str) -> dict[s
     for fix in fixes:
         source = judge.parse(fixed.texts[fix.file], fix.file)
         for change in fix.changes:
-            if change.op is Op.DELETE:
+            if change.shape is Shape.DELETE:
                 continue
             for name in sorted(judge.free_names(change.text)):
                 module = judge.imported_from(source, name, package, fix.module, fix.file.endswith("__init__.py"))
@@ -269,7 +269,7 @@ def _judge_file(
         status = judged[change.key].status
         if status is Standing.NEEDS:
             reasons.append(_named(fix, change.key, judged[change.key].reason))
-        elif status is Standing.ABSENT and change.op is not Op.DELETE:
+        elif status is Standing.ABSENT and change.shape is not Shape.DELETE:
             reasons.append(f"{change.key} absent: the patch adds it")
     return FileJudgement(TableVerdict.NEEDS_PATCH, "; ".join(reasons), judged, patched)
 
@@ -283,7 +283,7 @@ def _as_it_is(fix: FileFix, judged: Mapping[str, Judgement]) -> FileJudgement | 
     """The verdict of a release that needs no patching to judge: none of the targets, one the fix cannot take, or
     the fix already there. None: it is to be patched and judged as patched."""
     present = [change for change in fix.changes if judged[change.key].status is not Standing.ABSENT]
-    if not present and any(change.op is not Op.INSERT for change in fix.changes):
+    if not present and any(change.shape is not Shape.INSERT for change in fix.changes):
         what = ", ".join(change.key for change in fix.changes)
         return FileJudgement(
             TableVerdict.ABSENT, f"{what} not defined" if len(what) < 80 else "none of the targets", judged
@@ -367,7 +367,7 @@ def _calls_here(fix: FileFix, fix_source: statements.SourceFile, patched: statem
     patched release (the callee here takes other arguments than the fix's module's), or ""."""
     carried = {change.key for change in fix.changes}
     for change in fix.changes:
-        if change.op is Op.DELETE:
+        if change.shape is Shape.DELETE:
             continue
         for name in sorted(judge.free_names(change.text) - carried):
             ours, theirs = judge.callee_signature(patched, name), judge.callee_signature(fix_source, name)
@@ -391,7 +391,7 @@ def _calls_elsewhere(
 ) -> str:
     """Why the fix's calls into other modules of the distribution would fail in this release, or ""."""
     for change in fix.changes:
-        if change.op is Op.DELETE:
+        if change.shape is Shape.DELETE:
             continue
         for name in sorted(judge.free_names(change.text)):
             module = judge.imported_from(fix_source, name, package, fix.module, fix.file.endswith("__init__.py"))
@@ -402,6 +402,12 @@ def _calls_elsewhere(
             there_text = fixed.texts.get(path)
             here = None if here_text is None else statements.parse(here_text, path)
             there = None if there_text is None else statements.parse(there_text, path)
+            if here_text is None and there_text is not None:
+                return (
+                    f"the fix of {change.key} calls {name} from {path}, a module {fixed.label} adds and this release "
+                    "lacks: an entry changes only the files a release installed (it cannot create a module), so "
+                    "the fix cannot be carried here"
+                )
             ours, theirs = judge.callee_signature(here, name), judge.callee_signature(there, name)
             if ours != theirs:
                 what = f"is {ours}" if ours else "does not exist"
@@ -539,14 +545,14 @@ def _targets(fixes: Sequence[FileFix], judged: Mapping[str, _Release]) -> tuple[
         targets = []
         for change in fix.changes:
             seen: dict[str, list[tuple[str, Verdict, str, str]]] = {}
-            inserted = change.op is Op.INSERT
+            inserted = change.shape is Shape.INSERT
             for release in sorted_releases(judged):
                 outcome = judged[release]
                 judgement = outcome.files[fix.file].judged.get(change.key)
                 if judgement is None:
                     continue
                 if judgement.status is Standing.ABSENT:
-                    inserted |= outcome.verdict is TableVerdict.NEEDS_PATCH and change.op is not Op.DELETE
+                    inserted |= outcome.verdict is TableVerdict.NEEDS_PATCH and change.shape is not Shape.DELETE
                     continue
                 assert judgement.unit is not None
                 verdict, reason = _form_verdict(judgement, outcome)

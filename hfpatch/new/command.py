@@ -16,7 +16,7 @@ from typing import TextIO
 
 from packaging.version import Version
 
-from hfpatch import catalog, entry
+from hfpatch import catalog, entry, shapes
 from hfpatch.entry import Patch, release_span
 from hfpatch.environment import resolve_python
 from hfpatch.errors import AuthoringError, HfpatchError, UsageError
@@ -216,6 +216,8 @@ def say_written(out: TextIO, asked: Asked, patch: Patch, written: Path, skeleton
     on_disk = sum(1 for path in written.rglob("*") if path.is_file())
     counts = f"{_count(targets, 'target')}, {_count(forms, 'form')}, {_count(on_disk, 'file')} on disk"
     print(f"wrote {written} ({counts})", file=out)
+    for file in patch.files:
+        print(f"  {file.file}: {shapes.describe(file)}", file=out)
     _overlaps(asked.catalog, out)
     if skeleton_written:
         print(

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from packaging.version import Version
 
 from hfpatch import statements, versions
-from hfpatch.entry import Form, PatchFile, Target, Verdict, text_sha256
+from hfpatch.entry import Form, PatchFile, Shape, Target, Verdict, shaped, text_sha256
 from hfpatch.errors import AuthoringError, UnexpectedCode
 
 # Names every module has without binding them, and that a statement may use.
@@ -39,14 +39,6 @@ MODULE_NAMES = frozenset(dir(builtins)) | {
     "__path__", "__annotations__", "__dict__", "__module__", "__qualname__",
 }  # fmt: skip
 _BINDING_DECORATORS = ("staticmethod", "classmethod", "property", "cached_property")
-
-
-class Op(enum.Enum):
-    """What the fix does to a statement."""
-
-    REPLACE = "replace"
-    INSERT = "insert"
-    DELETE = "delete"
 
 
 class TableVerdict(enum.Enum):
@@ -81,7 +73,7 @@ class Change:
     before the fix has it)."""
 
     key: str
-    op: Op
+    shape: Shape  # as the fix has it: in the entry, a replaced statement some release lacks is inserted there
     kind: str
     text: str  # the fixed text (for DELETE: the text before)
     node: ast.stmt
@@ -186,8 +178,8 @@ def fix_of(
 def _moved_as_they_were(changes: Sequence[Change]) -> set[str]:
     """The statements the fix only moved: removed at one place and added, as they were, at another. Where a
     statement stands among definitions is no part of a fix, and carrying the move would need both at once."""
-    removed = {change.key: change.text for change in changes if change.op is Op.DELETE}
-    return {change.key for change in changes if change.op is Op.INSERT and removed.get(change.key) == change.text}
+    removed = {change.key: change.text for change in changes if change.shape is Shape.DELETE}
+    return {change.key for change in changes if change.shape is Shape.INSERT and removed.get(change.key) == change.text}
 
 
 def _order(fix: statements.SourceFile, change: Change) -> tuple[int, int]:
@@ -221,16 +213,16 @@ def _bound(
     for unit in found:
         change = differing.get(unit.key)
         was = None if old is None else statements.find(old, unit.key)
-        if change is not None and change.op is Op.INSERT and was is not None:
+        if change is not None and change.shape is Shape.INSERT and was is not None:
             # Moved by the fix (statements around it were reordered): the target is replaced where a release has
             # it, with the lead it has there; the order of the statements around it is none of the patch's.
             assert old is not None
-            moved = _placement(fix, unit, Op.REPLACE, scope)
+            moved = _placement(fix, unit, Shape.REPLACE, scope)
             change = dataclasses.replace(moved, lead=_lead(old, was))
         if change is not None:
             changes.append(change)
         else:  # the same text before the fix: still the user's target (it may differ in older releases)
-            changes.append(_placement(fix, unit, Op.REPLACE, scope))
+            changes.append(_placement(fix, unit, Shape.REPLACE, scope))
     return changes
 
 
@@ -256,14 +248,14 @@ def _differences(fix: statements.SourceFile, old: statements.SourceFile | None, 
     for unit in new_units:
         previous = old_by_key.get(unit.key) if unit.key in kept else None
         if previous is None:
-            changes.append(_placement(fix, unit, Op.INSERT, scope))
+            changes.append(_placement(fix, unit, Shape.INSERT, scope))
             continue
         if previous.text != unit.text:
             if unit.kind == statements.CLASS and previous.kind == statements.CLASS and _same_head(previous, unit):
                 assert old is not None
                 changes += _differences(fix, old, unit.key)
             else:
-                changes.append(_placement(fix, unit, Op.REPLACE, scope, previous, old))
+                changes.append(_placement(fix, unit, Shape.REPLACE, scope, previous, old))
     new_keys = {unit.key for unit in new_units}
     for unit in old_units:
         if unit.key not in new_keys or unit.key not in kept:
@@ -292,7 +284,11 @@ def _same_head(old: statements.Unit, new: statements.Unit) -> bool:
 
 def _head_text(unit: statements.Unit) -> str:
     assert isinstance(unit.node, ast.ClassDef)
-    first = min(statement.lineno for statement in unit.node.body)
+    # The first statement begins at its first decorator: a decorator the fix drops from the first method is that
+    # method's change, never the class's head (else the class is replaced whole, its methods' signatures unjudged).
+    first = min(
+        min([node.lineno, *(each.lineno for each in getattr(node, "decorator_list", ()))]) for node in unit.node.body
+    )
     start = min([unit.node.lineno, *(decorator.lineno for decorator in unit.node.decorator_list)])
     return "\n".join(unit.text.split("\n")[: first - start])
 
@@ -304,7 +300,7 @@ def _lead(source: statements.SourceFile, unit: statements.Unit) -> str:
 def _placement(
     fix: statements.SourceFile,
     unit: statements.Unit,
-    op: Op,
+    shape: Shape,
     scope: str,
     previous: statements.Unit | None = None,
     old: statements.SourceFile | None = None,
@@ -323,11 +319,11 @@ def _placement(
         was = _lead(old, previous)
         if was != lead:
             lead_was = (text_sha256(was),)
-    return Change(unit.key, op, unit.kind, unit.text, unit.node, lead, after, before, lead_was, next_lead)
+    return Change(unit.key, shape, unit.kind, unit.text, unit.node, lead, after, before, lead_was, next_lead)
 
 
 def _deletion(unit: statements.Unit) -> Change:
-    return Change(unit.key, Op.DELETE, unit.kind, unit.text, unit.node)
+    return Change(unit.key, Shape.DELETE, unit.kind, unit.text, unit.node)
 
 
 # ------------------------------------------------------------------------------------------- each release
@@ -338,7 +334,7 @@ def judge(change: Change, source: statements.SourceFile, release: str, fixed_in:
     unit = statements.find(source, change.key)
     if unit is None:
         return Judgement(Standing.ABSENT)
-    if change.op is Op.DELETE:
+    if change.shape is Shape.DELETE:
         if fixed_in is not None and versions.is_at_least(release, fixed_in):
             return Judgement(Standing.FIXED, unit, "a later form of the fixed code")
         return Judgement(Standing.NEEDS, unit, f"the fix removes {change.key}")
@@ -356,7 +352,7 @@ def judge(change: Change, source: statements.SourceFile, release: str, fixed_in:
         assert isinstance(unit.node, (ast.FunctionDef, ast.AsyncFunctionDef))
         assert isinstance(change.node, (ast.FunctionDef, ast.AsyncFunctionDef))
         old, new = signature(unit.node), signature(change.node)
-        if old != new and not accepts_every_call_of(change.node, unit.node):
+        if old != new and not accepts_every_call_of(change.node, unit.node, in_a_class=bool(unit.indent)):
             reason = f"signature {old} where the fix has {new}: the fix would break its callers"
             return Judgement(Standing.NOT_APPLICABLE, unit, reason)
         if old != new:
@@ -398,11 +394,15 @@ def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 
 
 def accepts_every_call_of(
-    new: ast.FunctionDef | ast.AsyncFunctionDef, old: ast.FunctionDef | ast.AsyncFunctionDef
+    new: ast.FunctionDef | ast.AsyncFunctionDef, old: ast.FunctionDef | ast.AsyncFunctionDef, *, in_a_class: bool = True
 ) -> bool:
     """The fixed function takes every call the old one took: the same parameters in the same places, new ones only
-    with defaults (or *args/**kwargs added), bound the same way."""
-    if _binding(new) != _binding(old) or isinstance(new, ast.AsyncFunctionDef) != isinstance(old, ast.AsyncFunctionDef):
+    with defaults (or *args/**kwargs added), bound the same way. A module's function (not `in_a_class`) is called
+    alike with or without @staticmethod, which binds nothing there (its object is callable, Python 3.10+): a fix
+    that only drops or adds it there keeps every call (transformers 4.57.2's continuous_batching/requests.py)."""
+    if _binding(new, in_a_class) != _binding(old, in_a_class):
+        return False
+    if isinstance(new, ast.AsyncFunctionDef) != isinstance(old, ast.AsyncFunctionDef):
         return False
     old_positional = [*old.args.posonlyargs, *old.args.args]
     new_positional = [*new.args.posonlyargs, *new.args.args]
@@ -434,8 +434,9 @@ def accepts_every_call_of(
     return all(name in new_keywords or new.args.kwarg is not None for name in old_keywords)
 
 
-def _binding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    return [name for name in map(_decorator_name, node.decorator_list) if _binds(name)]
+def _binding(node: ast.FunctionDef | ast.AsyncFunctionDef, in_a_class: bool = True) -> list[str]:
+    names = [name for name in map(_decorator_name, node.decorator_list) if _binds(name)]
+    return names if in_a_class else [name for name in names if name.rsplit(".", 1)[-1] != "staticmethod"]
 
 
 def _decorator_name(decorator: ast.expr) -> str:
@@ -494,7 +495,7 @@ def missing_names(
     fix_names = statements.module_names(fix)
     found: list[tuple[str, str]] = []
     for change in targets:
-        if change.op is Op.DELETE:
+        if change.shape is Shape.DELETE:
             continue
         unit = statements.find(patched, change.key)
         if unit is None:
@@ -570,7 +571,7 @@ def class_attributes(source: statements.SourceFile, owner: str) -> set[str]:
 def attributes_lacking(change: Change, patched: statements.SourceFile, fix: statements.SourceFile) -> list[str]:
     """Attributes a fixed method reads (`self.size`) that its class defines in the fixed release but not in the
     patched one: the call would fail with AttributeError."""
-    if change.op is Op.DELETE or not isinstance(change.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if change.shape is Shape.DELETE or not isinstance(change.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
     owner = statements.owner_of(fix, change.key)
     first = _first_parameter(change.node)
@@ -665,14 +666,19 @@ def draft_file(fix: FileFix, judged: Mapping[str, Judgement], legacy: bool = Fal
 
 
 def target_of(change: Change, forms: tuple[Form, ...], insert: bool = True) -> Target:
-    return Target(
-        name=change.key,
-        fixed_text=None if change.op is Op.DELETE else change.text,
-        forms=forms,
-        insert_if_absent=insert and change.op is not Op.DELETE,
-        after=change.after,
-        before=change.before,
-        lead=change.lead if change.op is not Op.DELETE else None,
-        lead_was=change.lead_was,
-        next_lead=change.next_lead if change.op is not Op.DELETE else None,
+    """The entry's target for a change: a statement the fix adds or replaces is inserted (`insert`) where some
+    release lacks it."""
+    deleted = change.shape is Shape.DELETE
+    return shaped(
+        Target(
+            name=change.key,
+            fixed_text=None if deleted else change.text,
+            forms=forms,
+            shape=Shape.DELETE if deleted else Shape.INSERT if insert else Shape.REPLACE,
+            after=change.after,
+            before=change.before,
+            lead=change.lead,
+            lead_was=change.lead_was,
+            next_lead=change.next_lead,
+        )
     )

@@ -1,4 +1,4 @@
-"""`hfpatch new --remove DIST:PATTERN`: an entry of the files upstream stopped shipping (schema 4's shape "remove"),
+"""`hfpatch new --remove DIST:PATTERN`: an entry of the files upstream stopped shipping (a file's shape "remove"),
 such as transformers' conversion scripts, gone from 4.48.0. Each file of the releases read whose path matches is
 known by each release's digest; apply empties it, keeping its original, and revert puts it back.
 
