@@ -8,7 +8,9 @@ is tested on a table of small modules.
 
 from __future__ import annotations
 
+import compileall
 import dataclasses
+import ensurepip
 import json
 import os
 import shutil
@@ -919,7 +921,14 @@ def test_new_lists_the_releases_with_the_pip_a_stock_venv_has(wheels: Path, tmp_
     import hfpatch
 
     venv = tmp_path / "stock"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)  # with ensurepip's own pip
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    # The pip a stock venv gets: the wheel ensurepip holds, unpacked where `python -m venv` has pip install it
+    # (pip installing itself took most of this test's time).
+    (bundled,) = (Path(ensurepip.__file__).parent / "_bundled").glob("pip-*.whl")
+    site_packages = next(venv.glob("lib/python*/site-packages"))
+    with zipfile.ZipFile(bundled) as archive:
+        archive.extractall(site_packages)
+    compileall.compile_dir(site_packages / "pip", quiet=1)  # as pip's install of itself does
     python = str(venv / "bin" / "python")
     pip = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, text=True, check=True).stdout
     if tuple(int(part) for part in pip.split()[1].split(".")[:2]) >= (25, 1):
@@ -927,9 +936,7 @@ def test_new_lists_the_releases_with_the_pip_a_stock_venv_has(wheels: Path, tmp_
     # hfpatch and its dependencies, behind the venv's own pip: a copy of hfpatch alone on PYTHONPATH
     code = tmp_path / "code"
     shutil.copytree(Path(hfpatch.__file__).parent, code / "hfpatch", ignore=shutil.ignore_patterns("__pycache__"))
-    (next(venv.glob("lib/python*/site-packages")) / "_deps.pth").write_text(
-        f"{dependencies_view(tmp_path, {'transformers', 'pip'})}\n"
-    )
+    (site_packages / "_deps.pth").write_text(f"{dependencies_view(tmp_path, {'transformers', 'pip'})}\n")
     env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
     env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), XDG_CACHE_HOME=str(tmp_path / "xdg"))
     env["PYTHONPATH"] = str(code)

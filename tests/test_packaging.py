@@ -98,8 +98,14 @@ def test_the_installed_wheel_finds_its_own_catalog(wheel: Path, tmp_path: Path) 
 
 
 def test_an_editable_install_reads_the_catalog_of_the_checkout(tmp_path: Path) -> None:
+    """The editable install the build backend makes (PEP 660): uv where it is on PATH, as the wheel is built (it
+    keeps the backend's build environment between runs; pip makes it anew, most of this test's time), else pip."""
     venv = _venv(tmp_path / "venv")
-    venv.pip("install", "--no-deps", "-q", "-e", str(REPOSITORY))
+    uv = shutil.which("uv")
+    if uv is not None:
+        _run([uv, "pip", "install", "-q", "--python", venv.python, "--no-deps", "-e", str(REPOSITORY)], cwd=tmp_path)
+    else:
+        venv.pip("install", "--no-deps", "-q", "-e", str(REPOSITORY))
     listed = _run([str(venv.path / "bin" / "hfpatch"), "list"], cwd=tmp_path).stdout
     assert f"\n{PATCH_ID} " in listed
     assert f"\ncatalogs: {REPOSITORY / 'patches'} (built-in)\n" in listed

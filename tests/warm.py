@@ -10,8 +10,9 @@ by signal (HFPATCH_FAULT's SIGKILL), Ctrl-C, files and locks, and nothing of it 
 What a fork cannot give is a fresh interpreter. A run is started the ordinary way instead (`run_hfpatch` returns
 None) where that could differ: a variable Python reads only when it starts (PYTHON*, LANG, LC_*, HOME) set otherwise
 than in the server, a path entry or working directory that holds a module the server has imported (a fresh run
-would import that copy), coverage following processes (COVERAGE_PROCESS_START), a subprocess option beyond a timeout
-and support.default_sigint, or HFPATCH_TEST_COLD set. Tests of what a process imports or how it starts use
+would import that copy), COVERAGE_PROCESS_START other than the server's (under coverage, scripts/mutants.py's
+recording, each child records what it reaches as the test's), a subprocess option beyond a timeout and
+support.default_sigint, or HFPATCH_TEST_COLD set. Tests of what a process imports or how it starts use
 support.run, always a fresh interpreter.
 """
 
@@ -43,7 +44,8 @@ class _Server:
 
     def __init__(self) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.env = {key: value for key, value in os.environ.items() if key != _COVERAGE}
+        # Coverage (scripts/mutants.py's recording) measures the server too, each child as the test it runs for.
+        self.env = {key: value for key, value in os.environ.items() if key != "PYTEST_CURRENT_TEST"}
         self.process = subprocess.Popen(
             [sys.executable, str(_SERVER), str(theirs.fileno())],
             pass_fds=[theirs.fileno()],
@@ -72,7 +74,7 @@ class _Server:
 
     def serves(self, env: Mapping[str, str], cwd: str) -> bool:
         """Whether a fork of the server is what a fresh `python -m hfpatch` in `env` and `cwd` would be."""
-        if _COVERAGE in env:
+        if env.get(_COVERAGE) != self.env.get(_COVERAGE):
             return False
         started = {key for key in {*env, *self.env} if key.startswith(_AT_START) and key != "PYTHONPATH"}
         if any(env.get(key) != self.env.get(key) for key in started):

@@ -41,6 +41,21 @@ def _import_hfpatch() -> dict[str, Any]:
     return {"hfpatch": hfpatch.__file__, "imported": sorted({name.split(".")[0] for name in sys.modules})}
 
 
+def _coverage() -> Any:
+    """The coverage.py measurement this server runs under (COVERAGE_PROCESS_START), or None. A child goes on
+    measuring after the fork; coverage gives it a data file of its own when it saves (its pid differs)."""
+    measured = sys.modules.get("coverage")
+    return None if measured is None else measured.Coverage.current()
+
+
+def _save_coverage() -> None:
+    # os._exit skips the atexit hook coverage saves its data in, as a process a signal kills does.
+    measuring = _coverage()
+    if measuring is not None:
+        measuring.stop()
+        measuring.save()
+
+
 def _exit_code(exit: SystemExit) -> int:
     if exit.code is None:
         return 0
@@ -57,6 +72,9 @@ def _run(request: dict[str, Any]) -> int:
     os.environ.update(request["env"])
     sys.path[:] = [str(Path.cwd()), *_path_of(request["env"].get("PYTHONPATH", "")), *_REST_OF_PATH]
     importlib.invalidate_caches()
+    measuring = _coverage()
+    if measuring is not None:  # scripts/mutants.py's recording: the lines this run reaches are the test's
+        measuring.switch_context(os.environ.get("PYTEST_CURRENT_TEST", ""))
     if request["sigint"]:  # support.default_sigint: SIGINT as at a terminal, which Python turns into an exception
         signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.argv = ["-m", *request["args"]]
@@ -67,6 +85,7 @@ def _run(request: dict[str, Any]) -> int:
         return _exit_code(exit)
     except KeyboardInterrupt:
         traceback.print_exc()
+        _save_coverage()
         sys.stdout.flush()
         sys.stderr.flush()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -87,6 +106,7 @@ def _child(channel: socket.socket, request: dict[str, Any], fds: list[int]) -> N
         code = _run(request)
     finally:
         try:
+            _save_coverage()
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
