@@ -429,6 +429,7 @@ def _run(args: argparse.Namespace) -> int:
         config=None if project is None else project.path,
         required=frozenset(() if project is None else project.patches),
         verbose=getattr(args, "verbose", False) or bool(args.patch_ids),
+        every_file=getattr(args, "verbose", False),
     )
     try:
         return _report(args.command, args.as_json, results, patches, view, scanner=scanner, vex=vex)
