@@ -347,6 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse(list(argv) if argv is not None else sys.argv[1:])
         if args.command == "new":
             # Each command loads what it needs: `new` reads wheels and rewrites, which `check` never pays for.
+            import gc
+
+            gc.enable()  # the console script leaves it off for the short commands (hfpatch.__main__)
             from hfpatch.new import command
 
             try:

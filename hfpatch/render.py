@@ -68,8 +68,9 @@ def text(results: Sequence[EnvironmentResult], view: View, out: TextIO) -> None:
                 print(f"hfpatch: error: {result.error}", file=sys.stderr)
             continue
         shown = [outcome for outcome in result.outcomes if not view.quiet or outcome.exit_code is not ExitCode.OK]
-        folded = [outcome for outcome in shown if _folds(outcome, view, result)]
-        shown = [outcome for outcome in shown if outcome not in folded]
+        folds = [_folds(outcome, view, result) for outcome in shown]
+        folded = [outcome for outcome, fold in zip(shown, folds, strict=True) if fold]
+        shown = [outcome for outcome, fold in zip(shown, folds, strict=True) if not fold]
         if shown or result.obsolete or not view.quiet:
             shown_any = True
             _environment_text(result, shown, folded, view, out)
