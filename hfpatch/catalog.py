@@ -69,16 +69,17 @@ def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
                 f"that holds it, {catalog.parent}."
             )
         try:
-            entries = sorted(catalog.iterdir())
+            names = sorted(os.listdir(catalog))  # noqa: PTH208 - names, not Paths: a catalog may hold hundreds
         except OSError as error:
             raise CatalogError(f"cannot list the catalog {catalog}: {error.strerror}.") from None
-        old = unconverted(entries)
+        held = [os.path.isfile(os.path.join(catalog, name, ENTRY)) for name in names]  # noqa: PTH113, PTH118
+        old = unconverted(catalog / name for name, has in zip(names, held, strict=True) if not has)
         if old:
             raise CatalogError(
                 f"{old[0] / OLD_ENTRY} is an entry in the format of hfpatch 0.1 (TOML); this hfpatch reads {ENTRY}: "
                 f"`python -m hfpatch.migrate {catalog}` converts the catalog in place (keeping fixed/ and probe.py)."
             )
-        listed = [each for each in entries if (each / ENTRY).is_file()]
+        listed = [catalog / name for name, has in zip(names, held, strict=True) if has]
         if number > 0 and not listed:
             raise CatalogError(f"the catalog {catalog} holds no patch (no */{ENTRY}); is it the right directory?")
         for each in listed:

@@ -347,6 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse(list(argv) if argv is not None else sys.argv[1:])
         if args.command == "new":
             # Each command loads what it needs: `new` reads wheels and rewrites, which `check` never pays for.
+            import gc
+
+            gc.enable()  # the console script leaves it off for the short commands (hfpatch.__main__)
             from hfpatch.new import command
 
             try:
@@ -429,6 +432,7 @@ def _run(args: argparse.Namespace) -> int:
         config=None if project is None else project.path,
         required=frozenset(() if project is None else project.patches),
         verbose=getattr(args, "verbose", False) or bool(args.patch_ids),
+        every_file=getattr(args, "verbose", False),
     )
     try:
         return _report(args.command, args.as_json, results, patches, view, scanner=scanner, vex=vex)

@@ -91,6 +91,8 @@ def _run(
     # A patch read as its header is read whole where its distribution is installed and the release has one of its
     # files, in every environment before any acts: a fault in an entry stops the run before anything is written.
     usable = [result.environment for result in results if result.environment is not None]
+    for each in usable:
+        each.locate_all(patches)
     concerned = [patch for patch in patches if any(_concerns(each, patch) for each in usable)]
     wanted = {patch.id: catalog.whole_entry(patch) for patch in concerned}
     for index, result in enumerate(results):
@@ -225,7 +227,9 @@ def _after_interrupt(command: Command, result: EnvironmentResult, options: Optio
         now = engine.run(Command.CHECK, patch, environment, options)
     except KeyboardInterrupt:
         return f"{where} at {patch.id}, which may be half done: `{options.suggest('check')}` says where it stands"
-    return f"{where} at {patch.id}, now {now.condition.value}: {now.message}"
+    from hfpatch.render import words  # the words of what check says there
+
+    return f"{where} at {patch.id}, now {now.condition.value}: {words(now.message)}"
 
 
 def _found_nothing(result: EnvironmentResult, environment: Environment) -> bool:

@@ -15,6 +15,7 @@ from hfpatch.catalog import is_builtin
 from hfpatch.entry import Verdict
 from hfpatch.errors import ExitCode, UnexpectedCode
 from hfpatch.facts import Facts, FileFacts
+from hfpatch.reasons import KnownForms, NeedsPatch, NeverShipped, Reason, WithAdvice
 from hfpatch.state import Phase
 
 # The command a user should run next, spelt with the options they gave (--python, --patch, --catalog).
@@ -77,8 +78,8 @@ _PRECEDENCE = (
 
 class Diagnosis(NamedTuple):
     condition: Condition
-    # What is, in one sentence that does not repeat the condition's name.
-    finding: str
+    # What is, in one sentence that does not repeat the condition's name (hfpatch.render words it).
+    finding: Reason
     notes: tuple[str, ...] = ()
     # hfpatch's state belongs to another install of the distribution (upgraded or reinstalled since apply).
     stale_state: bool = False
@@ -88,8 +89,12 @@ class Diagnosis(NamedTuple):
     advice: str | None = None
 
     @property
-    def summary(self) -> str:
-        return self.finding if self.advice is None else f"{self.finding}; {self.advice}"
+    def summary(self) -> Reason:
+        if self.advice is None:
+            return self.finding
+        if isinstance(self.finding, str):
+            return f"{self.finding}; {self.advice}"
+        return WithAdvice(self.finding, self.advice)
 
 
 def diagnose(facts: Facts, suggest: Suggest = plain) -> Diagnosis:
@@ -194,13 +199,9 @@ def _release_without(facts: Facts, never: list[str]) -> Diagnosis:
     lacks some of them is a release it does not cover (a fix of several files cannot be carried in part)."""
     patch, installation = facts.patch, facts.installation
     assert installation is not None
-    names = ", ".join(never)
-    summary = f"{patch.distribution} {installation.version} has no {names} (its RECORD does not list it)"
-    if len(never) == len(facts.files):
-        return Diagnosis(Condition.NOT_APPLICABLE, summary)
-    others = ", ".join(file.file for file in facts.files if file.file not in never)
-    summary += f", which {patch.id} changes with {others}: hfpatch leaves this release"
-    return Diagnosis(Condition.NOT_COVERED, summary)
+    others = tuple(file.file for file in facts.files if file.file not in never)
+    summary = NeverShipped(patch.distribution, installation.version, tuple(never), patch.id, others)
+    return Diagnosis(Condition.NOT_COVERED if others else Condition.NOT_APPLICABLE, summary)
 
 
 def _worst(judged: list[Diagnosis]) -> Diagnosis:
@@ -210,7 +211,10 @@ def _worst(judged: list[Diagnosis]) -> Diagnosis:
         if chosen:
             if len(chosen) == 1:
                 return chosen[0]
-            finding = "; ".join(dict.fromkeys(each.finding for each in chosen))
+            findings = [each.finding for each in chosen]
+            if not all(isinstance(finding, str) for finding in findings):
+                return chosen[0]
+            finding = "; ".join(dict.fromkeys(str(finding) for finding in findings))
             lagging = next((each.lagging for each in chosen if each.lagging), None)
             return chosen[0]._replace(finding=finding, lagging=lagging)
     raise AssertionError("a patch has at least one file")
@@ -225,8 +229,10 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
         return Diagnosis(Condition.UNRECOGNISED, f"{error}; reinstall {patch.distribution}", notes, stale)
     found = classify.combine_files([verdict for _, verdict in verdicts])
     if found.verdict is Verdict.NEEDS_PATCH:
-        summary = f"{found.detail}, which has the bug {patch.upstream} fixed {patch.fixed_upstream}"
-        return Diagnosis(Condition.NEEDS_PATCH, summary, notes, stale, advice=f"run `{suggest('apply')}`")
+        # Each file's detail (combine_files joins them): a fix of hundreds of files is worded by its first.
+        needing = [verdict.detail for _, verdict in verdicts if verdict.verdict is Verdict.NEEDS_PATCH]
+        needs = NeedsPatch(KnownForms(tuple(needing)), patch.upstream, patch.fixed_upstream)
+        return Diagnosis(Condition.NEEDS_PATCH, needs, notes, stale, advice=f"run `{suggest('apply')}`")
     if found.verdict is Verdict.NOT_APPLICABLE:
         return Diagnosis(Condition.NOT_APPLICABLE, found.detail, notes, stale)
     if found.verdict is None:

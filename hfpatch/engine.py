@@ -16,6 +16,7 @@ from hfpatch.environment import Environment, Installation, Python
 from hfpatch.errors import ExitCode, HfpatchError
 from hfpatch.facts import Facts, forget, gather
 from hfpatch.plan import Action, Command, Options, Plan, Step, plan
+from hfpatch.reasons import Reason, WouldDo
 
 if TYPE_CHECKING:
     from hfpatch import executor
@@ -29,7 +30,7 @@ class Outcome(NamedTuple):
     condition: Condition
     action: Action
     exit_code: ExitCode
-    message: str
+    message: Reason
     notes: tuple[str, ...] = ()
     diff: str | None = None
     # What the user should do about the condition, where anything (the diagnosis's advice).
@@ -99,14 +100,14 @@ def _perform(command: Command, facts: Facts, decided: Plan, options: Options) ->
     return outcome(after, diagnose(after, options.suggest), decided, notes)
 
 
-# A dry run's action and sentence, by what the plan would do.
+# A dry run's action, by what the plan would do (hfpatch.render says it: reasons.WouldDo).
 _PREVIEW = {
-    Action.PATCHED: (Action.WOULD_APPLY, "would patch {file}"),
-    Action.COMPLETED: (Action.WOULD_APPLY, "would finish the interrupted apply on {file}"),
-    Action.REFRESHED: (Action.WOULD_REFRESH, "would rebuild the stale bytecode of {file}"),
-    Action.REVERTED: (Action.WOULD_REVERT, "would restore the original {file}"),
-    Action.CLEARED: (Action.WOULD_CLEAR, "would clear hfpatch's stale state of {patch}"),
-    Action.NOTHING: (Action.WOULD_CLEAR, "would remove the backup an interrupted apply left behind for {patch}"),
+    Action.PATCHED: Action.WOULD_APPLY,
+    Action.COMPLETED: Action.WOULD_APPLY,
+    Action.REFRESHED: Action.WOULD_REFRESH,
+    Action.REVERTED: Action.WOULD_REVERT,
+    Action.CLEARED: Action.WOULD_CLEAR,
+    Action.NOTHING: Action.WOULD_CLEAR,
 }
 
 
@@ -122,8 +123,10 @@ def _preview(facts: Facts, diagnosis: Diagnosis, decided: Plan, options: Options
     diff = "".join(
         unified_diff(plan.before, plan.after, plan.facts.file) for plan in plans if plan.after != plan.before
     )
-    action, sentence = _PREVIEW.get(decided.action, (decided.action, decided.message))
-    message = sentence.format(file=facts.paths, patch=facts.patch.id)
+    action = _PREVIEW.get(decided.action, decided.action)
+    message: Reason = decided.message
+    if decided.action in _PREVIEW:
+        message = WouldDo(decided.action.value, facts.file_paths, facts.patch.id)
     return Outcome(facts.patch, facts, diagnosis.condition, action, decided.exit_code, message, diagnosis.notes, diff)
 
 

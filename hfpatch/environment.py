@@ -7,7 +7,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -80,6 +80,24 @@ class Environment:
         """The installation the patch is for, or None where the interpreter imports no such package."""
         return self.installation(patch.package, patch.distribution, patch.files[0].file)
 
+    def locate_all(self, patches: Sequence[Patch]) -> None:
+        """Look up the package of every patch at once (one question to a --python interpreter, not one each)."""
+        wanted = {patch.package: patch for patch in patches if patch.package not in self._found}
+        if len(wanted) < 2:
+            return
+        try:
+            output = run_in(self.python, {"action": "locate", "packages": list(wanted)})
+            described = json.loads(output.strip().splitlines()[-1])["packages"]
+        except (HfpatchError, ValueError, KeyError, IndexError):
+            return  # each is looked up on its own, and a failure said there
+        for package, patch in wanted.items():
+            try:
+                self._found[package] = _installation(
+                    self.python, package, patch.distribution, patch.files[0].file, described[package]
+                )
+            except HfpatchError as error:
+                self._found[package] = error
+
     def installation(self, package: str, distribution: str, relative_file: str) -> Installation | None:
         """The copy of `package` the interpreter imports (`relative_file`: a file its RECORD lists), or None."""
         if package not in self._found:
@@ -109,6 +127,8 @@ def run_in(
     """Run introspect.py's entry point in `python` and return what it printed (`env`: variables to add)."""
     if python.in_process and request["action"] == "describe":
         return json.dumps(introspect.describe(request["package"]))
+    if python.in_process and request["action"] == "locate":
+        return json.dumps(introspect.locate(request["packages"]))
     if python.in_process and request["action"] == "compile":
         introspect.compile_bytecode(request["source"], request["requests"])
         return ""
@@ -226,6 +246,12 @@ def _python(described: dict[str, Any], executable: str, in_process: bool) -> Pyt
 def locate(python: Python, package: str, distribution: str, relative_file: str) -> Installation | None:
     """The copy of `package` that `python` imports, or None when it imports none. Never imports the package."""
     described = json.loads((run_in(python, {"action": "describe", "package": package}).strip().splitlines())[-1])
+    return _installation(python, package, distribution, relative_file, described)
+
+
+def _installation(
+    python: Python, package: str, distribution: str, relative_file: str, described: Mapping[str, Any]
+) -> Installation | None:
     if not described["found"]:
         return None
     if described["package_dir"] is None:

@@ -314,41 +314,12 @@ def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phas
     revert: originals saved (where no state of the file in this layout has them), state "reverting", each file (its
             RECORD line, its bytecode), files' states, the state dropped
     """
-    root, patch = installation.root, facts.patch
+    root = installation.root
     verb = "apply" if phase is Phase.APPLYING else "revert"
     previous = facts.state
-    journal = PatchState(
-        schema=state.SCHEMA,
-        patch=patch.id,
-        hfpatch_version=hfpatch.__version__,
-        applied_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),  # as datetime.isoformat writes UTC
-        distribution=patch.distribution,
-        version=installation.version,
-        dist_info=facts.dist_info_name,
-        phase=phase,
-        files=tuple(_change(previous, plan) for plan in plans),
-    )
-    if previous is not None and phase is Phase.APPLYING and not previous.legacy:
-        journal = journal._replace(applied_at=previous.applied_at)
-    notes: list[str] = []
-    if phase is Phase.APPLYING:
-        changed = [plan for plan in plans if plan.after != plan.before]
-        imported = importcheck.check(
-            installation.python,
-            [
-                importcheck.Patched(plan.facts.patch_file.module, plan.facts.path, plan.before, plan.after)
-                for plan in changed
-            ],
-        )
-        if imported.refusal is not None:
-            raise UnexpectedCode(imported.refusal)
-        notes += [imported.note] if imported.note else []
-    for plan in plans:
-        if plan.facts.state is None or plan.facts.state.original_path or plan.facts.original is None:
-            # The original, saved in this layout before anything else: every later step can be undone from it. A
-            # revert too, where the original lies where only the state it overwrites next says (an interrupted
-            # apply's, hfpatch 0.2's), and where the backup was lost and the file holds the original again.
-            state.save_original(root, plan.facts.file, plan.original)
+    journal = _journal(facts, installation, plans, phase)
+    notes = _imports_after(installation, plans) if phase is Phase.APPLYING else []
+    _save_originals(root, plans)
     if phase is Phase.APPLYING:
         fault_point("apply:after-backup")
     written: list[FilePlan] = []
@@ -367,22 +338,70 @@ def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phas
             fault_point(f"{verb}:after-RECORD")
             notes += refresh_bytecode(installation.python, plan.facts.path)
             fault_point(f"{verb}:after-bytecode")
-        for plan in plans:
-            if plan.state is None:
-                state.discard_file(root, plan.facts.file)
-            else:
-                state.save_file(root, plan.state)
-        if phase is Phase.APPLYING:
-            state.save(root, journal._replace(phase=Phase.APPLIED))
-            # hfpatch 0.2's backup, saved in this layout above (or by a revert that wrote its state over 0.2's)
-            files.remove(state.legacy_backup_path(root, patch.id))
-        else:
-            state.discard(root, patch.id)
+        _settle(root, plans, journal)
     except HfpatchError:
         if phase is Phase.APPLYING:
             _roll_back(facts, installation, written, previous)
         raise
     return notes
+
+
+def _journal(facts: Facts, installation: Installation, plans: list[FilePlan], phase: Phase) -> PatchState:
+    """The patch's state as the run writes it first: what it does to each file, and that it has not finished."""
+    patch, previous = facts.patch, facts.state
+    journal = PatchState(
+        schema=state.SCHEMA,
+        patch=patch.id,
+        hfpatch_version=hfpatch.__version__,
+        applied_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),  # as datetime.isoformat writes UTC
+        distribution=patch.distribution,
+        version=installation.version,
+        dist_info=facts.dist_info_name,
+        phase=phase,
+        files=tuple(_change(previous, plan) for plan in plans),
+    )
+    if previous is not None and phase is Phase.APPLYING and not previous.legacy:
+        journal = journal._replace(applied_at=previous.applied_at)
+    return journal
+
+
+def _imports_after(installation: Installation, plans: list[FilePlan]) -> list[str]:
+    """Before anything is written: the patched modules still import (else UnexpectedCode), and what to note."""
+    changed = [plan for plan in plans if plan.after != plan.before]
+    imported = importcheck.check(
+        installation.python,
+        [
+            importcheck.Patched(plan.facts.patch_file.module, plan.facts.path, plan.before, plan.after)
+            for plan in changed
+        ],
+    )
+    if imported.refusal is not None:
+        raise UnexpectedCode(imported.refusal)
+    return [imported.note] if imported.note else []
+
+
+def _save_originals(root: Path, plans: list[FilePlan]) -> None:
+    for plan in plans:
+        if plan.facts.state is None or plan.facts.state.original_path or plan.facts.original is None:
+            # The original, saved in this layout before anything else: every later step can be undone from it. A
+            # revert too, where the original lies where only the state it overwrites next says (an interrupted
+            # apply's, hfpatch 0.2's), and where the backup was lost and the file holds the original again.
+            state.save_original(root, plan.facts.file, plan.original)
+
+
+def _settle(root: Path, plans: list[FilePlan], journal: PatchState) -> None:
+    """The files' states, then the patch's: applied, or (a revert) dropped."""
+    for plan in plans:
+        if plan.state is None:
+            state.discard_file(root, plan.facts.file)
+        else:
+            state.save_file(root, plan.state)
+    if journal.phase is Phase.APPLYING:
+        state.save(root, journal._replace(phase=Phase.APPLIED))
+        # hfpatch 0.2's backup, saved in this layout above (or by a revert that wrote its state over 0.2's)
+        files.remove(state.legacy_backup_path(root, journal.patch))
+    else:
+        state.discard(root, journal.patch)
 
 
 def _change(previous: PatchState | None, plan: FilePlan) -> FileChange:

@@ -87,6 +87,11 @@ class Facts(NamedTuple):
         """The patch's files where they are installed, in words."""
         return ", ".join(str(file.path) for file in self.files)
 
+    @property
+    def file_paths(self) -> tuple[Path, ...]:
+        """The patch's files where they are installed."""
+        return tuple(file.path for file in self.files)
+
     # A patch of one file: that file's facts, as most messages speak of one.
     @property
     def first(self) -> FileFacts:

@@ -31,6 +31,67 @@ def describe(package: str) -> dict[str, Any]:
     }
 
 
+def locate(packages: list[str]) -> dict[str, Any]:
+    """Where each top-level package lies, as describe() says it (`found`, `package_dir`), asked at once: a catalog
+    of hundreds of entries names hundreds of distributions, most of them not installed. A name that no directory
+    of the path has an entry for is not looked for (_unlisted): the import system's path finder could not find it."""
+    unlisted = _unlisted(packages)
+    found: dict[str, Any] = {}
+    for package in packages:
+        spec = None if package in unlisted else importlib.util.find_spec(package)
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        found[package] = {
+            "found": spec is not None,
+            "package_dir": locations[0] if spec is not None and spec.origin and locations else None,
+        }
+    return {"packages": found}
+
+
+def _unlisted(packages: list[str]) -> set[str]:
+    """The packages this interpreter's finders cannot find, told without the path finder's search where that is
+    certain: each entry of the path is a directory the standard file finder reads (no other path hook, no zip),
+    names match exactly (no PYTHONCASEOK), and the name is not imported, built in or frozen. A file finder finds
+    `name` only as a directory or a file `name.<suffix>` in one of those directories; any other finder on
+    sys.meta_path (an editable install's) is asked as the import system would ask it. Uncertain: empty."""
+    import importlib.machinery
+    import zipimport
+
+    hooks_known = all(
+        hook is zipimport.zipimporter or getattr(hook, "__qualname__", "").startswith("FileFinder.path_hook")
+        for hook in sys.path_hooks
+    )
+    if "PYTHONCASEOK" in os.environ or not hooks_known:
+        return set()
+    names: set[str] = set()
+    for entry in sys.path:
+        importer = sys.path_importer_cache.get(entry)
+        if importer is not None and not isinstance(importer, importlib.machinery.FileFinder):
+            return set()
+        try:
+            listed = os.listdir(entry or os.getcwd())  # noqa: PTH208, PTH109
+        except NotADirectoryError:
+            return set()  # a zip file: zipimport's to read
+        except OSError:
+            continue  # not there (python3XX.zip), or not readable: the path finder finds nothing in it either
+        names.update(name.partition(".")[0] for name in listed)
+    standard = (importlib.machinery.BuiltinImporter, importlib.machinery.FrozenImporter, importlib.machinery.PathFinder)
+    others = [finder for finder in sys.meta_path if finder not in standard]
+    unlisted = set()
+    for package in packages:
+        if package in names or package in sys.modules or package in sys.builtin_module_names:
+            continue
+        if importlib.machinery.FrozenImporter.find_spec(package) is not None:
+            continue
+        if not any(_finds(finder, package) for finder in others):
+            unlisted.add(package)
+    return unlisted
+
+
+def _finds(finder: Any, package: str) -> bool:
+    find_spec = getattr(finder, "find_spec", None)
+    return find_spec is None or find_spec(package, None) is not None
+
+
 def distribution(name: str) -> dict[str, Any]:
     """Where the interpreter's copy of a distribution lies: its version, its dist-info, the directory it is in."""
     import importlib.metadata
@@ -110,6 +171,8 @@ if __name__ == "__main__":
     request = json.loads(sys.argv[1])
     if request["action"] == "describe":
         print(json.dumps(describe(request["package"])))
+    elif request["action"] == "locate":
+        print(json.dumps(locate(request["packages"])))
     elif request["action"] == "distribution":
         print(json.dumps(distribution(request["name"])))
     elif request["action"] == "import":

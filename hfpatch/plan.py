@@ -10,6 +10,7 @@ from hfpatch.diagnosis import CHECK_EXIT, NEEDS_WRITING, Condition, Diagnosis, S
 from hfpatch.entry import Patch
 from hfpatch.errors import ExitCode
 from hfpatch.facts import Facts, FileFacts
+from hfpatch.reasons import FinishedApply, NothingToRevert, Patched, Reason, RebuiltBytecode, Restored, TookOut
 from hfpatch.state import PatchState, Phase
 
 
@@ -82,7 +83,7 @@ class Options(NamedTuple):
 class Plan(NamedTuple):
     action: Action
     exit_code: ExitCode
-    message: str
+    message: Reason
     steps: tuple[Step, ...] = ()
 
 
@@ -101,7 +102,7 @@ def plan(command: Command, diagnosis: Diagnosis, facts: Facts, options: Options)
     return decided
 
 
-def _refused(message: str) -> Plan:
+def _refused(message: Reason) -> Plan:
     return Plan(Action.REFUSED, ExitCode.ERROR, message)
 
 
@@ -118,9 +119,9 @@ def _apply(diagnosis: Diagnosis, facts: Facts) -> Plan:
     saved = facts.state
     if saved is None or diagnosis.stale_state:
         if condition is Condition.INCOMPLETE:  # fixed source, stale bytecode: nothing of hfpatch's to finish
-            message = f"rebuilt the stale bytecode of {facts.paths}; its source already had the fix"
-            return Plan(Action.REFRESHED, ExitCode.OK, message, (*clear, Step.REFRESH_BYTECODE))
-        return Plan(Action.PATCHED, ExitCode.OK, _patched_message(facts), (*clear, Step.PATCH))
+            rebuilt = RebuiltBytecode(facts.file_paths)
+            return Plan(Action.REFRESHED, ExitCode.OK, rebuilt, (*clear, Step.REFRESH_BYTECODE))
+        return Plan(Action.PATCHED, ExitCode.OK, _patched(facts), (*clear, Step.PATCH))
     # With a state, what needs writing holds the original (dropped, or a run killed early) or the patched bytes:
     # where an interrupted apply leaves the file, or where an interrupted revert found it.
     reverting = saved.phase is Phase.REVERTING
@@ -129,14 +130,12 @@ def _apply(diagnosis: Diagnosis, facts: Facts) -> Plan:
         change is not None and file.source_sha256 == (change.before_sha256 if reverting else change.after_sha256)
         for change, file in zip(written, facts.files, strict=True)
     ):
-        return Plan(Action.COMPLETED, ExitCode.OK, f"finished the interrupted apply on {facts.paths}", (Step.PATCH,))
-    return Plan(Action.PATCHED, ExitCode.OK, _patched_message(facts), (Step.PATCH,))
+        return Plan(Action.COMPLETED, ExitCode.OK, FinishedApply(facts.file_paths), (Step.PATCH,))
+    return Plan(Action.PATCHED, ExitCode.OK, _patched(facts), (Step.PATCH,))
 
 
-def _patched_message(facts: Facts) -> str:
-    patch = facts.patch
-    where = "upstream in no release yet" if patch.fixed_in is None else f"upstream in {patch.fixed_in}"
-    return f"{facts.paths} now {'has' if len(facts.files) == 1 else 'have'} the fix ({patch.upstream}, {where})"
+def _patched(facts: Facts) -> Patched:
+    return Patched(facts.file_paths, facts.patch.upstream, facts.patch.fixed_in)
 
 
 def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
@@ -144,25 +143,24 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
     if facts.installation is None:
         if facts.orphans:
             where = ", ".join(map(str, facts.orphans))
-            message = f"{patch.distribution} is not installed any more; cleared hfpatch's state and backup in {where}"
-            return Plan(Action.CLEARED, ExitCode.OK, message, (Step.CLEAR_ORPHANS,))
+            cleared = f"{patch.distribution} is not installed any more; cleared hfpatch's state and backup in {where}"
+            return Plan(Action.CLEARED, ExitCode.OK, cleared, (Step.CLEAR_ORPHANS,))
         return Plan(Action.NOTHING, ExitCode.OK, diagnosis.summary)
     saved = facts.state
     if saved is None:
         if condition is Condition.ERROR:
             return _refused(diagnosis.summary)
-        message = f"nothing to revert: hfpatch holds no state here ({diagnosis.finding})"
         if facts.leftover or any(file.leftover for file in facts.files):
-            message += "; removed the backup an interrupted apply left behind"
-            return Plan(Action.NOTHING, ExitCode.OK, message, (Step.CLEAR_STATE,))
-        return Plan(Action.NOTHING, ExitCode.OK, message)
+            removed = NothingToRevert(diagnosis.finding, removed_backup=True)
+            return Plan(Action.NOTHING, ExitCode.OK, removed, (Step.CLEAR_STATE,))
+        return Plan(Action.NOTHING, ExitCode.OK, NothingToRevert(diagnosis.finding))
     if diagnosis.stale_state:
-        message = (
+        stale = (
             f"{saved.distribution} was reinstalled or upgraded since apply ({saved.version} -> "
             f"{facts.installation.version or 'unknown'}): its files were left as they are, the old backup was not "
             "restored over them, and the stale state was cleared"
         )
-        return Plan(Action.CLEARED, ExitCode.OK, message, (Step.CLEAR_STATE,))
+        return Plan(Action.CLEARED, ExitCode.OK, stale, (Step.CLEAR_STATE,))
     if condition is Condition.EDITED and not options.force:
         return _refused(diagnosis.summary)
     if condition is Condition.ERROR:
@@ -174,19 +172,12 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
         held = file.state
         if held is not None and file.source_sha256 != held.original_sha256 and file.original is None:
             return _refused(f"{file.original_error}; nothing was changed. Reinstall {patch.distribution}")
-    if all(_holds_the_original(file, saved) for file in facts.files):
-        message = (
-            f"{facts.paths} {'was' if len(facts.files) == 1 else 'were'} already the original; cleared hfpatch's state"
-        )
-    else:
-        message = f"restored the original {facts.paths}"
+    already = all(_holds_the_original(file, saved) for file in facts.files)
+    message: Reason = Restored(facts.file_paths, already=already)
     staying = sorted({other for file in facts.files if file.state for other in file.state.patches} - {patch.id})
-    if staying and not all(_holds_the_original(file, saved) for file in facts.files):
+    if staying and not already:
         # the file is rebuilt from its original with the others' fixes: it is not the original
-        message = (
-            f"took {patch.id} out of {facts.paths}; {', '.join(staying)} "
-            f"{'stays' if len(staying) == 1 else 'stay'} applied"
-        )
+        message = TookOut(patch.id, facts.file_paths, tuple(staying))
     return Plan(Action.REVERTED, ExitCode.OK, message, (Step.RESTORE,))
 
 

@@ -11,12 +11,12 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 import hfpatch
-from hfpatch import advisory_render, state
+from hfpatch import advisory_render, reasons, state
 from hfpatch.advisory import Status
 from hfpatch.catalog import is_builtin
 from hfpatch.commands import EnvironmentResult, exit_code
@@ -25,6 +25,7 @@ from hfpatch.engine import Outcome
 from hfpatch.entry import Patch, Verdict, release_span
 from hfpatch.errors import ExitCode
 from hfpatch.facts import FileFacts
+from hfpatch.reasons import Reason
 
 JSON_SCHEMA = 3
 
@@ -42,6 +43,8 @@ class View(NamedTuple):
     required: frozenset[str] = frozenset()  # the patches it requires
     # -v (and --patch): every patch and every advisory in its own line, the fixed and not-affected ones too.
     verbose: bool = False
+    # -v: every file a sentence names (else a long list is its first and a count).
+    every_file: bool = False
 
 
 # The longest line the text has (a command or a path longer than that aside: never broken).
@@ -65,8 +68,9 @@ def text(results: Sequence[EnvironmentResult], view: View, out: TextIO) -> None:
                 print(f"hfpatch: error: {result.error}", file=sys.stderr)
             continue
         shown = [outcome for outcome in result.outcomes if not view.quiet or outcome.exit_code is not ExitCode.OK]
-        folded = [outcome for outcome in shown if _folds(outcome, view, result)]
-        shown = [outcome for outcome in shown if outcome not in folded]
+        folds = [_folds(outcome, view, result) for outcome in shown]
+        folded = [outcome for outcome, fold in zip(shown, folds, strict=True) if fold]
+        shown = [outcome for outcome, fold in zip(shown, folds, strict=True) if not fold]
         if shown or result.obsolete or not view.quiet:
             shown_any = True
             _environment_text(result, shown, folded, view, out)
@@ -83,7 +87,7 @@ def _environment_text(
     roots = sorted({found.root for found in result.environment.installations}, key=lambda root: -len(str(root)))
     _print(heading(result), out)
     for outcome in shown:
-        _print(f"  {outcome.patch.id}: {label(outcome)}: {_within(outcome.message, roots)}", out)
+        _print(f"  {outcome.patch.id}: {label(outcome)}: {words(outcome.message, roots, view.every_file)}", out)
         for note in outcome.notes:
             _print(f"    note: {_within(note, roots)}", out)
         if view.show_diff and outcome.diff:
@@ -148,6 +152,122 @@ def _within(text: str, roots: Sequence[Path]) -> str:
     inside = re.compile("(?<![^\\s(\"'=,])(?:" + "|".join(re.escape(f"{root}{os.sep}") for root in roots) + ")")
     parts = text.split("`")
     return "`".join(part if index % 2 else inside.sub("", part) for index, part in enumerate(parts))
+
+
+# ------------------------------------------------------------------------------------------------- reasons
+
+# A list of files in a sentence is given whole up to this many; beyond, its first and how many more (-v: whole).
+_LISTED = 3
+
+
+def words(reason: Reason, roots: Sequence[Path] = (), verbose: bool = True) -> str:
+    """A reason in words: each installed path relative to the environment's directory that holds it (`roots`,
+    longest first; none: paths whole, as --json has them), a long list of files cut short unless `verbose`."""
+    if isinstance(reason, str):  # a sentence not yet a value (hfpatch.reasons)
+        return _within(reason, roots)
+    return _WORDS[type(reason)](reason, roots, verbose)
+
+
+def _listed(items: Sequence[str], verbose: bool) -> str:
+    if verbose or len(items) <= _LISTED:
+        return ", ".join(items)
+    return f"{items[0]} and {len(items) - 1} more"
+
+
+def _where(path: Path, roots: Sequence[Path]) -> str:
+    text = str(path)
+    for root in roots:
+        if text.startswith(f"{root}{os.sep}"):
+            return text[len(str(root)) + 1 :]
+    return text
+
+
+def _paths(paths: Sequence[Path], roots: Sequence[Path], verbose: bool) -> str:
+    return _listed([_where(path, roots) for path in paths], verbose)
+
+
+def _patched(reason: reasons.Patched, roots: Sequence[Path], verbose: bool) -> str:
+    where = "upstream in no release yet" if reason.fixed_in is None else f"upstream in {reason.fixed_in}"
+    has = "has" if len(reason.paths) == 1 else "have"
+    return f"{_paths(reason.paths, roots, verbose)} now {has} the fix ({reason.upstream}, {where})"
+
+
+def _restored(reason: reasons.Restored, roots: Sequence[Path], verbose: bool) -> str:
+    paths = _paths(reason.paths, roots, verbose)
+    if not reason.already:
+        return f"restored the original {paths}"
+    return f"{paths} {'was' if len(reason.paths) == 1 else 'were'} already the original; cleared hfpatch's state"
+
+
+def _took_out(reason: reasons.TookOut, roots: Sequence[Path], verbose: bool) -> str:
+    stay = "stays" if len(reason.staying) == 1 else "stay"
+    return (
+        f"took {reason.patch} out of {_paths(reason.paths, roots, verbose)}; {', '.join(reason.staying)} {stay} applied"
+    )
+
+
+# What a dry run would do, by the action the plan would take (reasons.WouldDo).
+_WOULD = {
+    "patched": "would patch {paths}",
+    "completed": "would finish the interrupted apply on {paths}",
+    "refreshed-bytecode": "would rebuild the stale bytecode of {paths}",
+    "reverted": "would restore the original {paths}",
+    "cleared-stale": "would clear hfpatch's stale state of {patch}",
+    "nothing-to-do": "would remove the backup an interrupted apply left behind for {patch}",
+}
+
+
+def _would(reason: reasons.WouldDo, roots: Sequence[Path], verbose: bool) -> str:
+    return _WOULD[reason.action].format(paths=_paths(reason.paths, roots, verbose), patch=reason.patch)
+
+
+def _never_shipped(reason: reasons.NeverShipped, roots: Sequence[Path], verbose: bool) -> str:
+    said = (
+        f"{reason.distribution} {reason.version} has no {_listed(reason.files, verbose)} (its RECORD does not list it)"
+    )
+    if not reason.others:
+        return said
+    return f"{said}, which {reason.patch} changes with {_listed(reason.others, verbose)}: hfpatch leaves this release"
+
+
+def _known_forms(reason: reasons.KnownForms, roots: Sequence[Path], verbose: bool) -> str:
+    details = [_within(detail, roots) for detail in reason.details]
+    if verbose or len(details) <= _LISTED:
+        return "; ".join(details)
+    return f"{details[0]}; and {len(details) - 1} more files"
+
+
+def _needs_patch(reason: reasons.NeedsPatch, roots: Sequence[Path], verbose: bool) -> str:
+    found = _known_forms(reason.found, roots, verbose)
+    return f"{found}, which has the bug {reason.upstream} fixed {reason.fixed_upstream}"
+
+
+def _nothing_to_revert(reason: reasons.NothingToRevert, roots: Sequence[Path], verbose: bool) -> str:
+    said = f"nothing to revert: hfpatch holds no state here ({words(reason.finding, roots, verbose)})"
+    return f"{said}; removed the backup an interrupted apply left behind" if reason.removed_backup else said
+
+
+def _with_advice(reason: reasons.WithAdvice, roots: Sequence[Path], verbose: bool) -> str:
+    return f"{words(reason.finding, roots, verbose)}; {_within(reason.advice, roots)}"
+
+
+_WORDS: dict[type, Callable[[Any, Sequence[Path], bool], str]] = {
+    reasons.Patched: _patched,
+    reasons.FinishedApply: lambda reason, roots, verbose: (
+        f"finished the interrupted apply on {_paths(reason.paths, roots, verbose)}"
+    ),
+    reasons.RebuiltBytecode: lambda reason, roots, verbose: (
+        f"rebuilt the stale bytecode of {_paths(reason.paths, roots, verbose)}; its source already had the fix"
+    ),
+    reasons.Restored: _restored,
+    reasons.TookOut: _took_out,
+    reasons.WouldDo: _would,
+    reasons.KnownForms: _known_forms,
+    reasons.NeedsPatch: _needs_patch,
+    reasons.NeverShipped: _never_shipped,
+    reasons.NothingToRevert: _nothing_to_revert,
+    reasons.WithAdvice: _with_advice,
+}
 
 
 def summary(results: Sequence[EnvironmentResult]) -> str:
@@ -241,7 +361,7 @@ def catalog_table(patches: Sequence[Patch], results: Sequence[EnvironmentResult]
         print(f"*: required by [tool.hfpatch] of {view.config}", file=out)
     for column, result in zip(columns, results, strict=True):  # patches known from hfpatch's state alone
         for outcome in result.outcomes[len(patches) :]:
-            print(f"{column}: {outcome.patch.id}: {label(outcome)}: {outcome.message}", file=out)
+            print(f"{column}: {outcome.patch.id}: {label(outcome)}: {words(outcome.message)}", file=out)
     for result in results:  # a column that says "error" has its sentence, as every command's text has
         if result.error:
             print(f"hfpatch: error: {result.error}", file=sys.stderr)
@@ -351,7 +471,7 @@ def _outcome(outcome: Outcome, result: EnvironmentResult) -> dict[str, Any]:
         "condition": outcome.condition.value,
         "action": outcome.action.value,
         "exit_code": int(outcome.exit_code),
-        "message": outcome.message,
+        "message": words(outcome.message),
         "notes": list(outcome.notes),
         "version": None if installation is None else installation.version,
         # The patch's first file (all a patch of schema 2 had), then every file.

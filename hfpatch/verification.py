@@ -24,6 +24,7 @@ from hfpatch.plan import Action
 if TYPE_CHECKING:
     from hfpatch.engine import Outcome
     from hfpatch.environment import Python
+    from hfpatch.reasons import Reason
 
 PROBE_TIMEOUT = 600
 
@@ -43,7 +44,7 @@ def verify(checked: Outcome) -> Outcome:
         # Edited or unknown code, or hfpatch's own state in doubt: whatever a probe says, that is the news.
         return checked
     if patch.probe is None:
-        message = f"{patch.id} is checked by its digests only ({checked.message})"
+        message = f"{patch.id} is checked by its digests only ({_said(checked)})"
         return _with(checked, Action.NO_PROBE, CHECK_EXIT[checked.condition], message)
     try:
         result = _run_probe(patch.probe, facts.python)
@@ -56,7 +57,7 @@ def verify(checked: Outcome) -> Outcome:
         message = (
             f"the probe needs {needs}, which {facts.python.executable} lacks: {patch.id} is checked by its digests"
         )
-        message += f" only ({checked.message})"
+        message += f" only ({_said(checked)})"
         return _with(checked, Action.NOT_VERIFIED, CHECK_EXIT[checked.condition], message)
     where = str(result.get("loader_file") or "")
     paths = [installation.path_of(file.file) for file in patch.files]
@@ -77,14 +78,21 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _with(checked: Outcome, action: Action, code: ExitCode, message: str) -> Outcome:
+def _with(checked: Outcome, action: Action, code: ExitCode, message: Reason) -> Outcome:
     return checked._replace(action=action, exit_code=code, message=message)
+
+
+def _said(checked: Outcome) -> str:
+    """What check said, in words (hfpatch.render's), to be said within verify's sentence."""
+    from hfpatch.render import words
+
+    return words(checked.message)
 
 
 def _context(checked: Outcome) -> str:
     if checked.condition is Condition.APPLIED:
         return "the patch is applied and in effect"
-    return checked.message
+    return _said(checked)
 
 
 class ProbeBroken(Exception):

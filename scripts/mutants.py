@@ -451,9 +451,9 @@ MUTANTS = [
         "revert-refuses-before-it-clears-a-stale-state",
         "revert clears another install's state first, even where that install has no file to judge",
         "hfpatch/plan.py",
-        "    if diagnosis.stale_state:\n        message = (\n",
+        "    if diagnosis.stale_state:\n        stale = (\n",
         "    if condition is Condition.ERROR:\n        return _refused(diagnosis.summary)\n"
-        "    if diagnosis.stale_state:\n        message = (\n",
+        "    if diagnosis.stale_state:\n        stale = (\n",
     ),
     Mutant(
         "revert-needs-a-backup-of-an-original-file",

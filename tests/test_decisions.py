@@ -43,6 +43,7 @@ from hfpatch.environment import Environment, Installation, Python, locate, resol
 from hfpatch.errors import ExitCode
 from hfpatch.facts import Facts, gather
 from hfpatch.plan import Action, Command, Options, Step, plan
+from hfpatch.render import words
 from hfpatch.state import Phase
 
 OK, ACTION_NEEDED, ERROR = ExitCode.OK, ExitCode.ACTION_NEEDED, ExitCode.ERROR
@@ -938,7 +939,7 @@ def test_the_condition_is_diagnosed_from_the_disk(
 ) -> None:
     diagnosis = diagnose(read(scenario), suggest)
     assert diagnosis.condition is expected.condition, diagnosis.summary
-    assert expected.finding in diagnosis.finding
+    assert expected.finding in words(diagnosis.finding)
     if expected.advice is None:
         assert diagnosis.advice is None
     else:
@@ -974,7 +975,7 @@ def test_check_says_the_diagnosis(read: Callable[[Scenario], Facts], scenario: S
     decided = plan(Command.CHECK, diagnosis, facts, Options(suggest=suggest))
     assert decided.message == diagnosis.summary
     if diagnosis.advice is not None:
-        assert decided.message == f"{diagnosis.finding}; {diagnosis.advice}"
+        assert words(decided.message) == f"{words(diagnosis.finding)}; {diagnosis.advice}"
 
 
 def test_the_suggest_function_is_what_the_advice_spells(tmp_path: Path) -> None:
@@ -991,4 +992,4 @@ def test_a_refusal_to_apply_says_the_finding(tmp_path: Path) -> None:
     diagnosis: Diagnosis = diagnose(facts, suggest)
     refused = plan(Command.APPLY, diagnosis, facts, Options(suggest=suggest))
     assert refused.message == diagnosis.summary
-    assert "hfpatch will not touch code it does not know" in refused.message
+    assert "hfpatch will not touch code it does not know" in words(refused.message)

@@ -17,9 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "hfpatch"
 LIMIT = 60
 
 # "path:qualified name" -> the session that owns the file and is cutting it.
-OVER: dict[str, str] = {
-    "executor.py:_drive": "check",
-}
+OVER: dict[str, str] = {}
 
 
 def definitions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:

@@ -263,3 +263,40 @@ def test_new_remove_s_usage_errors(
 ) -> None:
     done = in_process(["new", PATCH_ID, *argv, "--catalog", str(tmp_path / "catalog")], capsys)
     assert done.code == 2 and says in done.err, done.err
+
+
+def test_a_fix_of_many_files_is_said_by_its_first_and_a_count(tmp_path: Path) -> None:
+    """One short line per fact: check's and apply's lines name the first file and how many more (the conversion
+    scripts are 252); -v and --json name every one."""
+    many = {f"toypkg/convert_{letter}.py": f"import pickle\nNAME = {letter!r}\n".encode() for letter in "cdefg"}
+    root, catalog = tmp_path / "site", tmp_path / "catalog"
+    dist_info = "toypkg-1.0.dist-info"
+    metadata = b"Metadata-Version: 2.1\nName: toypkg\nVersion: 1.0\n\n"
+    write_files(root, {"toypkg/__init__.py": b'"""toypkg."""\n', **many, f"{dist_info}/METADATA": metadata}, dist_info)
+    files = [
+        {
+            "module": relative[: -len(".py")].replace("/", "."),
+            "file": relative,
+            "shape": "remove",
+            "known_files": [{"sha256": sha256(text), "verdict": "needs-patch", "releases": ["1.0"]}],
+        }
+        for relative, text in many.items()
+    ]
+    write_entry(catalog, entry_data(files=files))
+    toy = Site(root, "toypkg", "1.0", "toypkg/convert_c.py", PATCH_ID, catalog=catalog)
+    first, *rest = many
+    checked = toy.run("check")
+    assert checked.code == 1, checked.out + checked.err
+    (line,) = [line for line in checked.lines if line.startswith(f"  {PATCH_ID}: needs-patch:")]
+    assert f"the released 1.0 {first}; and 4 more files, which has the bug" in line, line
+    assert not any(name in checked.out for name in rest)
+    verbose = toy.run("check", "-v")
+    assert all(f"the released 1.0 {name}" in verbose.flat for name in many), verbose.out
+    document = json.loads(toy.run("check", "--json").out)
+    (said,) = [item["message"] for item in document["environments"][0]["patches"] if item["id"] == PATCH_ID]
+    assert all(f"the released 1.0 {name}" in said for name in many), said
+    applied = toy.run("apply")
+    assert applied.code == 0, applied.out + applied.err
+    assert f"{first} and 4 more now have the fix (huggingface/transformers#35281, upstream in 2.0)" in applied.flat
+    reverted = toy.run("revert", "-v")
+    assert "restored the original " + ", ".join(many) in reverted.flat, reverted.out

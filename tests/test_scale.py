@@ -164,3 +164,28 @@ def test_the_index_command_writes_and_checks_an_index(tmp_path: Path) -> None:
     assert json.loads((catalog_dir / "index.json").read_text())["entries"]["absentlib00-1"]["header"]["title"] == (
         "greet fails"
     )
+
+
+def test_packages_located_at_once_are_those_the_import_system_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """introspect.locate answers for hundreds of distributions at once, most without asking the path finder: each
+    answer is importlib.util.find_spec's."""
+    import importlib.util
+
+    from hfpatch import introspect
+
+    (tmp_path / "madeup_pkg").mkdir()
+    (tmp_path / "madeup_pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "madeup_namespace").mkdir()
+    (tmp_path / "madeup_module.py").write_text("", encoding="utf-8")
+    (tmp_path / "madeup_ext.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    names = ["madeup_pkg", "madeup_namespace", "madeup_module", "madeup_ext", "madeup_absent", "json", "sys"]
+    names += ["_frozen_importlib", "zipimport", "hfpatch", "pytest", *(f"absentlib{number:03d}" for number in range(5))]
+    located = introspect.locate(names)["packages"]
+    assert {name: located[name]["found"] for name in names} == {
+        name: importlib.util.find_spec(name) is not None for name in names
+    }
+    assert located["madeup_pkg"]["package_dir"] == str(tmp_path / "madeup_pkg")

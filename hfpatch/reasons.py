@@ -1,0 +1,109 @@
+"""Why a command came to what it did, as values with their fields (patch ids, installed paths, releases): the
+diagnosis, the plan and the engine return these, and hfpatch.render alone turns them into words, each path relative
+to its environment, and a long list of files cut to its first one and a count (all of them with -v and in --json).
+
+A reason not yet written as a value here is still its sentence (a str); `Reason` is the union of both.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+
+class Patched(NamedTuple):
+    """apply wrote the fix into the files."""
+
+    paths: tuple[Path, ...]
+    upstream: str
+    fixed_in: str | None
+
+
+class FinishedApply(NamedTuple):
+    """apply finished an apply that was interrupted."""
+
+    paths: tuple[Path, ...]
+
+
+class RebuiltBytecode(NamedTuple):
+    """apply rebuilt the stale bytecode of source that had the fix already."""
+
+    paths: tuple[Path, ...]
+
+
+class Restored(NamedTuple):
+    """revert put the original bytes back (`already`: they were the original, only hfpatch's state went)."""
+
+    paths: tuple[Path, ...]
+    already: bool = False
+
+
+class TookOut(NamedTuple):
+    """revert took one patch out of files that other patches stay on."""
+
+    patch: str
+    paths: tuple[Path, ...]
+    staying: tuple[str, ...]
+
+
+class WouldDo(NamedTuple):
+    """A dry run: what the plan's `action` (an Action's value) would do to the files, or to the patch's state."""
+
+    action: str
+    paths: tuple[Path, ...]
+    patch: str
+
+
+class KnownForms(NamedTuple):
+    """The released forms the files are known as, each in words (hfpatch.classify), one a file."""
+
+    details: tuple[str, ...]
+
+
+class NeedsPatch(NamedTuple):
+    """The code has the bug the patch fixes."""
+
+    found: KnownForms
+    upstream: str
+    fixed_upstream: str
+
+
+class NeverShipped(NamedTuple):
+    """The release has none of `files` (its RECORD does not list them); `others`: the patch's files it has."""
+
+    distribution: str
+    version: str | None
+    files: tuple[str, ...]
+    patch: str
+    others: tuple[str, ...] = ()
+
+
+class NothingToRevert(NamedTuple):
+    """revert found no state of the patch (`finding`: what the files are); `removed_backup`: an interrupted apply's
+    backup it removed."""
+
+    finding: Reason
+    removed_backup: bool = False
+
+
+class WithAdvice(NamedTuple):
+    """A finding, and what the user should do about it."""
+
+    finding: Reason
+    advice: str
+
+
+Reason = (
+    str
+    | Patched
+    | FinishedApply
+    | RebuiltBytecode
+    | Restored
+    | TookOut
+    | WouldDo
+    | NeedsPatch
+    | KnownForms
+    | NeverShipped
+    | NothingToRevert
+    | WithAdvice
+)
