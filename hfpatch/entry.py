@@ -413,8 +413,8 @@ def _shape(data: Mapping[str, Any], file: str) -> FileShape:
     try:
         return FileShape(value)
     except ValueError:
-        shapes = " or ".join(repr(shape.value) for shape in FileShape)
-        raise ValueError(f"the shape of {file} must be {shapes}, not {value!r}") from None
+        *others, last = (repr(shape.value) for shape in FileShape)
+        raise ValueError(f"the shape of {file} must be {', '.join(others)} or {last}, not {value!r}") from None
 
 
 def _removed_file(data: Mapping[str, Any], module: str, file: str) -> PatchFile:
