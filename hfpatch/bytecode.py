@@ -23,6 +23,10 @@ class CachedBytecode(NamedTuple):
     source_hash: bytes  # bytes 8-16 of the header: the source's hash in hash-based modes
 
 
+# A cached file's name after `<module>.`: its cache tag, an optimisation level, .pyc.
+_TAIL = re.compile(r"([^.]+)(?:\.opt-([0-9]+))?\.pyc")
+
+
 def cached_files(source: Path) -> list[CachedBytecode]:
     """Every cached .pyc of `source` (module.cache_tag[.opt-N].pyc): all interpreters, all optimisation levels."""
     found: list[CachedBytecode] = []
@@ -36,10 +40,9 @@ def cached_files(source: Path) -> list[CachedBytecode]:
     candidates = sorted(name for name in names if name.startswith(prefix))
     if not candidates:
         return found
-    # Compiled only where a name may match: an entry of hundreds of files would compile a pattern for each.
-    pattern = re.compile(rf"{re.escape(source.stem)}\.([^.]+)(?:\.opt-([0-9]+))?\.pyc")
     for name in candidates:
-        match = pattern.fullmatch(name)
+        # What follows `<module>.`: one pattern for every module (an entry of hundreds of files compiled one each).
+        match = _TAIL.fullmatch(name, len(prefix))
         if match:
             path = cache / name
             mode, source_hash = _header(path)

@@ -39,32 +39,33 @@ def changes_what_runs_at_import(before: bytes, after: bytes, what: str) -> bool:
         old, new = statements.parse(before, what), statements.parse(after, what)
     except UnexpectedCode:
         return True
-    if _import_time(old.tree) != _import_time(new.tree):
+    if _import_time(old) != _import_time(new):
         return True
-    called = _names_called_at_import(new.tree)
+    called = _names_called_at_import(new)
     changed = {unit.key for unit in _changed_functions(old, new, "")}
     return bool({key.rpartition(".")[2] for key in changed} & called)
 
 
-def _import_time(tree: ast.Module) -> str:
+def _import_time(source: statements.SourceFile) -> str:
     """The module as it runs when imported: every statement with the bodies of its functions left out (their
     decorators, defaults and annotations kept)."""
-    stripped = _without_function_bodies(tree)
+    stripped = _without_function_bodies(source)
     return ast.dump(stripped, include_attributes=False)
 
 
-def _without_function_bodies(tree: ast.Module) -> ast.Module:
-    """A copy of the module with every function's body a `pass`."""
-    copy = ast.parse(ast.unparse(tree))
+def _without_function_bodies(source: statements.SourceFile) -> ast.Module:
+    """A copy of the module with every function's body a `pass`: its text parsed again (the parsed file is shared,
+    never changed; ast.unparse and a parse of that, as before, cost several times a parse of the text)."""
+    copy = ast.parse("".join(source.lines))
     for node in ast.walk(copy):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             node.body = [ast.Pass()]
     return copy
 
 
-def _names_called_at_import(tree: ast.Module) -> set[str]:
+def _names_called_at_import(source: statements.SourceFile) -> set[str]:
     """Names the module reads while it runs, outside the bodies of its functions."""
-    stripped = _without_function_bodies(tree)
+    stripped = _without_function_bodies(source)
     return {node.id for node in ast.walk(stripped) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
 
 

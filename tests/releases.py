@@ -101,6 +101,7 @@ PROBE_NEEDS: dict[str, list[str]] = {
     "transformers-43140": [TORCH, ACCELERATE],
     "transformers-44395": [TORCH],
     "transformers-cve-2026-4372-4.57": [TORCH],
+    "transformers-cve-2026-80047": [TORCH],
     "transformers-gas-5.5.4": [TORCH, ACCELERATE],
     "transformers-convert-scripts": [TORCH],
 }

@@ -698,3 +698,25 @@ def test_versions_compare_as_pep_440_compares_them(version: str, floor: str) -> 
     assert versions.is_final_at_least(version, floor) is (final and parsed is not None and parsed >= below)
     if parsed is not None:
         assert versions.is_at_least(floor, version) is (below >= parsed)
+
+
+@pytest.mark.parametrize(
+    ("after", "changes"),
+    [
+        pytest.param("def f(x=1):\n    return 2\n\nLIMIT = f()\n\ndef g():\n    return 3\n", False, id="unchanged"),
+        pytest.param("def f(x=1):\n    return 2\n\nLIMIT = f()\n\ndef g():\n    return 4\n", False, id="a-body"),
+        pytest.param("def f(x=1):\n    return 2\n\nLIMIT = (f())\n\ndef g():\n    return 3\n", False, id="spacing"),
+        pytest.param("def f(x=2):\n    return 2\n\nLIMIT = f()\n\ndef g():\n    return 3\n", True, id="a-default"),
+        pytest.param("def f(x=1):\n    return 5\n\nLIMIT = f()\n\ndef g():\n    return 3\n", True, id="called"),
+        pytest.param("def f(x=1):\n    return 2\n\nLIMIT = g()\n\ndef g():\n    return 3\n", True, id="a-statement"),
+        pytest.param(
+            "def f(x=1):\n    return 2\n\nLIMIT = f()\n\n@staticmethod\ndef g():\n    return 3\n", True, id="decorated"
+        ),
+    ],
+)
+def test_what_runs_at_import_is_told_from_the_code(after: str, changes: bool) -> None:
+    """apply imports a patched module first only where the patch changes what runs when it is imported."""
+    from hfpatch.importcheck import changes_what_runs_at_import
+
+    before = b"def f(x=1):\n    return 2\n\nLIMIT = f()\n\ndef g():\n    return 3\n"
+    assert changes_what_runs_at_import(before, after.encode(), "m.py") is changes
