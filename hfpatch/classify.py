@@ -47,6 +47,10 @@ def identify(source: bytes, patch: Patch, file: PatchFile, version: str | None) 
     """Classify one file of the patch by its code. Raises UnexpectedCode where it is not Python at all."""
     digest = hashlib.sha256(source).hexdigest()
     known = file.known_file(digest)
+    if file.shape is FileShape.ADD:
+        from hfpatch import shapes
+
+        return Classification(*shapes.added(source, file))
     if file.shape is FileShape.REMOVE and known is None:
         from hfpatch import shapes
 

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from hfpatch import classify, versions, wheelrecord
 from hfpatch.catalog import is_builtin
-from hfpatch.entry import Verdict
+from hfpatch.entry import FileShape, Verdict
 from hfpatch.errors import ExitCode, UnexpectedCode
 from hfpatch.facts import Facts, FileFacts
 from hfpatch.reasons import KnownForms, NeedsPatch, NeverShipped, Reason, WithAdvice
@@ -185,7 +185,23 @@ def _missing_or_unreadable(facts: Facts, stale: bool) -> Diagnosis | None:
             return Diagnosis(Condition.ERROR, f"{file.path} is missing; reinstall {patch.distribution}")
         if file.source is None:
             return Diagnosis(Condition.ERROR, file.source_error or f"cannot read {file.path}")
+        added = _added_in_the_way(facts, file, stale)
+        if added is not None:
+            return added
     return None if not never else _release_without(facts, never)
+
+
+def _added_in_the_way(facts: Facts, file: FileFacts, stale: bool) -> Diagnosis | None:
+    """A file the patch adds: an empty file in its place is a user's, never overwritten; one absent that RECORD
+    lists (and hfpatch holds no state of) was lost since the release installed it."""
+    if file.patch_file.shape is not FileShape.ADD or (file.state is not None and not stale):
+        return None
+    if not file.absent and not file.source:
+        summary = f"{file.path} is there, empty, where {facts.patch.id} adds a module; hfpatch will not overwrite it"
+        return Diagnosis(Condition.UNRECOGNISED, summary)
+    if file.absent and file.record_line is not None:
+        return Diagnosis(Condition.ERROR, f"{file.path} is missing; reinstall {facts.patch.distribution}")
+    return None
 
 
 def _never_installed(file: FileFacts, stale: bool) -> bool:
@@ -199,7 +215,8 @@ def _release_without(facts: Facts, never: list[str]) -> Diagnosis:
     lacks some of them is a release it does not cover (a fix of several files cannot be carried in part)."""
     patch, installation = facts.patch, facts.installation
     assert installation is not None
-    others = tuple(file.file for file in facts.files if file.file not in never)
+    # a file the patch adds, absent, is no file the release has
+    others = tuple(file.file for file in facts.files if file.file not in never and not file.absent)
     summary = NeverShipped(patch.distribution, installation.version, tuple(never), patch.id, others)
     return Diagnosis(Condition.NOT_COVERED if others else Condition.NOT_APPLICABLE, summary)
 

@@ -65,10 +65,12 @@ class Verdict(enum.Enum):
 
 
 class FileShape(enum.Enum):
-    """What a patch does to a file: edits its statements, or removes its code (the fixed release has no such file)."""
+    """What a patch does to a file: edits its statements, removes its code (the fixed release has no such file), or
+    adds it (a module the fix creates, which the fixed release ships and the others lack)."""
 
     EDIT = "edit"
     REMOVE = "remove"
+    ADD = "add"
 
 
 class Shape(enum.Enum):
@@ -182,11 +184,16 @@ class PatchFile(NamedTuple):
     targets: tuple[Target, ...]
     known_files: tuple[KnownFile, ...] = ()
     shape: FileShape = FileShape.EDIT
+    # FileShape.ADD: the whole file the patch creates, byte for byte, and where it lies in the entry (relative, POSIX).
+    added: bytes | None = None
+    added_file: str | None = None
 
     @property
     def target_names(self) -> str:
         if self.shape is FileShape.REMOVE:
             return f"the code of {self.file}"
+        if self.shape is FileShape.ADD:
+            return f"the module {self.file} the fix adds"
         return ", ".join(target.name for target in self.targets)
 
     def known_file(self, digest: str) -> KnownFile | None:
@@ -290,7 +297,7 @@ _HEADER = frozenset(
     {"schema", "about", "id", "title", "upstream", "url", "distribution", "fixed_in", "first_defined_in"}
     | {"probe", "transform", "advisories", "releases_read"}
 )
-_FILE = frozenset({"module", "file", "targets", "known_files", "shape"})
+_FILE = frozenset({"module", "file", "targets", "known_files", "shape", "fixed"})
 # The keys each object may have: a misspelt one ("Probe") is refused, never read as absent.
 _KEYS = {
     "the entry": _HEADER | {"files"},
@@ -332,6 +339,10 @@ def _patch(data: Mapping[str, Any], directory: Path, whole: bool = True) -> Patc
         files = tuple(_file(item, directory, schema=schema, whole=whole) for item in _objects(data, "files"))
     if schema < 4 and any(file.shape is not FileShape.EDIT for file in files):
         raise ValueError(f"a file's shape needs schema 4, and the entry is schema {schema}")
+    if schema < 5 and any(file.shape is FileShape.ADD for file in files):
+        raise ValueError(f"a file the patch adds needs schema 5, and the entry is schema {schema}")
+    if files and all(file.shape is FileShape.ADD for file in files):
+        raise ValueError("every file of it is one the patch adds: one it edits or removes says which releases need it")
     if schema < 4 and any(_fitted(file) for file in files):
         raise ValueError(f"a form's own fixed text needs schema 4, and the entry is schema {schema}")
     if not files:
@@ -374,6 +385,10 @@ def _file(data: Mapping[str, Any], directory: Path, *, schema: int, whole: bool 
         return PatchFile(module, file, (), shape=shape)
     if shape is FileShape.REMOVE:
         return _removed_file(data, module, file)
+    if shape is FileShape.ADD:
+        return _added_file(data, directory, module, file)
+    if "fixed" in data:
+        raise ValueError(f"{file} is not added: only a file the patch adds has a 'fixed' text of its own")
     targets = tuple(_target(item, directory, schema) for item in _objects(data, "targets"))
     if not targets:
         raise ValueError(f"it names no targets in {file}")
@@ -398,8 +413,8 @@ def _shape(data: Mapping[str, Any], file: str) -> FileShape:
     try:
         return FileShape(value)
     except ValueError:
-        shapes = " or ".join(repr(shape.value) for shape in FileShape)
-        raise ValueError(f"the shape of {file} must be {shapes}, not {value!r}") from None
+        *others, last = (repr(shape.value) for shape in FileShape)
+        raise ValueError(f"the shape of {file} must be {', '.join(others)} or {last}, not {value!r}") from None
 
 
 def _removed_file(data: Mapping[str, Any], module: str, file: str) -> PatchFile:
@@ -415,6 +430,26 @@ def _removed_file(data: Mapping[str, Any], module: str, file: str) -> PatchFile:
             raise ValueError(f"{file} is removed: each known file needs the patch, which empties it")
     known = tuple(item._replace(patched_sha256=EMPTY_SHA256) for item in known)
     return PatchFile(module, file, (), known, FileShape.REMOVE)
+
+
+def _added_file(data: Mapping[str, Any], directory: Path, module: str, file: str) -> PatchFile:
+    """A file the patch creates: its whole text, kept byte for byte; no targets, no known files (a release ships it
+    as the fix has it, or lacks it)."""
+    for key in ("targets", "known_files"):
+        if key in data:
+            raise ValueError(f"{file} is added: it has no {key}")
+    try:
+        path = _required_file(data, "fixed", directory)
+    except KeyError:
+        raise ValueError(f"{file} is added: 'fixed' names the file's whole text in the entry") from None
+    added = path.read_bytes()
+    try:
+        added.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{file} is added: its text {_string(data, 'fixed')!r} is not UTF-8") from None
+    if not added:
+        raise ValueError(f"{file} is added: its text {_string(data, 'fixed')!r} is empty")
+    return PatchFile(module, file, (), shape=FileShape.ADD, added=added, added_file=_string(data, "fixed"))
 
 
 def _next_of_scope(targets: Sequence[Target], index: int) -> str | None:
@@ -675,6 +710,9 @@ def with_fixed_files(patch: Patch) -> Patch:
     file system and unique."""
     files = []
     for file in patch.files:
+        if file.shape is FileShape.ADD:  # the whole file, at its path inside the package (no module name holds "/")
+            files.append(file._replace(added_file=f"fixed/{file.file}"))
+            continue
         where = "fixed" if len(patch.files) == 1 else f"fixed/{file.module}"
         taken: set[str] = set()
         targets = []
@@ -748,6 +786,9 @@ def render(patch: Patch) -> str:
 def _render_file(patch: Patch, file: PatchFile) -> dict[str, object]:
     fixed_file = next((known.sha256 for known in file.known_files if patch.fixed_in in known.releases), None)
     shape: dict[str, object] = {} if file.shape is FileShape.EDIT else {"shape": file.shape.value}
+    if file.shape is FileShape.ADD:
+        assert file.added_file is not None, f"{file.file} has no place in fixed/"
+        return {"module": file.module, "file": file.file, **shape, "fixed": file.added_file}
     targets = {} if file.shape is FileShape.REMOVE else {"targets": [_render_target(target) for target in file.targets]}
     return {
         "module": file.module,
@@ -858,6 +899,10 @@ def write(
             path = staged / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text + "\n", encoding="utf-8")
+        for relative, data in _added_texts(patch):
+            path = staged / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)  # byte for byte: RECORD describes the file apply creates from it
         if probe is not None:
             assert patch.probe is not None
             (staged / patch.probe.name).write_text(probe, encoding="utf-8")
@@ -893,8 +938,18 @@ def _fixed_texts(patch: Patch) -> list[tuple[str, str]]:
     return placed
 
 
+def _added_texts(patch: Patch) -> list[tuple[str, bytes]]:
+    """Each file the patch adds, with its place in the entry."""
+    placed = []
+    for file in patch.files:
+        if file.shape is FileShape.ADD:
+            assert file.added is not None and file.added_file is not None, f"{file.file} has no place in fixed/"
+            placed.append((file.added_file, file.added))
+    return placed
+
+
 def _fixed_files(patch: Patch) -> set[str]:
-    return {relative for relative, _ in _fixed_texts(patch)}
+    return {relative for relative, _ in _fixed_texts(patch)} | {relative for relative, _ in _added_texts(patch)}
 
 
 def _relative(patch: Patch, directory: Path) -> Patch:

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import hfpatch
 from hfpatch import bytecode, files, importcheck, state, wheelrecord
-from hfpatch.entry import Patch
+from hfpatch.entry import FileShape, Patch
 from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, InterpreterError, StateError, UnexpectedCode
 from hfpatch.facts import Facts, FileFacts
@@ -327,10 +327,13 @@ def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phas
         state.save(root, journal)
         fault_point(f"{verb}:after-state-{phase.value}")
         for plan in plans:
-            if files.read_bytes(plan.facts.path) != plan.after:
+            if _on_disk(plan.facts) != plan.after:
                 written.append(plan)
-                files.write_atomically(plan.facts.path, plan.after)
+                _put(plan.facts, plan.after)
             fault_point(f"{verb}:after-write")
+            if plan.facts.patch_file.shape is FileShape.ADD:
+                notes += _added_record_and_bytecode(installation, plan, verb)
+                continue
             # Also where RECORD was not read (it lists no such file, or cannot be read: then this fails, and undoes)
             _set_record_line(
                 installation, plan.facts.file, plan.record_line or wheelrecord.line_for(plan.facts.file, plan.after)
@@ -419,9 +422,11 @@ def _roll_back(facts: Facts, installation: Installation, written: list[FilePlan]
     root = installation.root
     try:
         for plan in written:
-            if files.read_bytes(plan.facts.path) != plan.before:
-                files.write_atomically(plan.facts.path, plan.before)
-                if plan.facts.record_line is not None:
+            if _on_disk(plan.facts) != plan.before:
+                _put(plan.facts, plan.before)
+                if plan.facts.patch_file.shape is FileShape.ADD:
+                    _added_record_and_bytecode(installation, plan._replace(after=plan.before), "roll-back")
+                elif plan.facts.record_line is not None:
                     _set_record_line(installation, plan.facts.file, plan.facts.record_line)
                 refresh_bytecode(installation.python, plan.facts.path)
         if previous is None:
@@ -433,6 +438,59 @@ def _roll_back(facts: Facts, installation: Installation, written: list[FilePlan]
             state.save(root, previous)
     except HfpatchError:
         pass  # the state (phase "applying") stays, and the next apply or revert converges from it
+
+
+def _on_disk(file: FileFacts) -> bytes:
+    """The file's bytes now; a file the patch adds that is not there: none."""
+    if file.patch_file.shape is FileShape.ADD and not file.path.exists():
+        return b""
+    return files.read_bytes(file.path)
+
+
+def _put(file: FileFacts, data: bytes) -> None:
+    """Write the file; a file the patch adds goes where it is to hold nothing (its original: it was not there)."""
+    if file.patch_file.shape is FileShape.ADD and not data:
+        files.remove(file.path)
+        files.fsync_directory(file.path.parent)
+    else:
+        files.write_atomically(file.path, data)  # a new file: 0644, its directory's owner
+
+
+def _added_record_and_bytecode(installation: Installation, plan: FilePlan, verb: str) -> list[str]:
+    """A file the patch adds: its RECORD line added as pip writes it, or taken out where the file goes; its bytecode
+    compiled where the package's is (pip compiled the others), or removed with it."""
+    relative, path, python = plan.facts.file, plan.facts.path, installation.python
+    record = installation.record
+    if record is not None and record.exists():
+        current = files.read_bytes(record)
+        if plan.after:
+            line = wheelrecord.line_for(relative, plan.after)
+            updated = wheelrecord.with_line(current, relative, line) or wheelrecord.with_line_added(current, line)
+        else:
+            updated = wheelrecord.without_line(current, relative) or current
+        if updated != current:
+            files.write_atomically(record, updated)
+    fault_point(f"{verb}:after-RECORD")
+    bytecode.remove_all(bytecode.cached_files(path))
+    if not plan.after:
+        return []
+    if not any(name.endswith(f".{python.cache_tag}.pyc") for name in _names(path.parent / "__pycache__")):
+        return []  # the package's modules have no bytecode of this interpreter: none for this one either
+    cfile = path.parent / "__pycache__" / f"{path.stem}.{python.cache_tag}.pyc"
+    requests: list[dict[str, object]] = [{"cfile": str(cfile), "optimize": 0, "mode": "TIMESTAMP"}]
+    try:
+        run_in(python, {"action": "compile", "source": str(path), "requests": requests})
+    except (InterpreterError, OSError) as error:
+        return [f"could not compile {path} ({error}); Python compiles it on import"]
+    bytecode.own_rebuilt(requests)
+    return []
+
+
+def _names(directory: Path) -> list[str]:
+    try:
+        return os.listdir(directory)  # noqa: PTH208
+    except OSError:
+        return []
 
 
 def _sha256(data: bytes) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hfpatch import bytecode, files, state, wheelrecord
-from hfpatch.entry import FileShape, Patch, PatchFile
+from hfpatch.entry import EMPTY_SHA256, FileShape, Patch, PatchFile
 from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, StateError
 
@@ -45,6 +45,8 @@ class FileFacts(NamedTuple):
     source_sha256: str | None = None
     source_error: str | None = None
     missing: bool = False
+    # A file the patch adds (FileShape.ADD) that is not there: read as no bytes (`source` b""), not as missing.
+    absent: bool = False
     # RECORD was read and does not list the file: the release never installed it (not a file lost since).
     unlisted: bool = False
     # Why hfpatch will not write the file: it, or a directory between it and site-packages, is a link.
@@ -296,6 +298,8 @@ def _file(
         unlisted=unlisted,
     )
     if not os.path.exists(path):  # noqa: PTH110 - the plain call: a removed file's entry names hundreds
+        if patch_file.shape is FileShape.ADD:  # what the patch adds is not there yet (or no longer)
+            return found._replace(source=b"", source_sha256=EMPTY_SHA256, absent=True)
         return found._replace(missing=True)
     try:
         read = _read_once(path)

@@ -150,6 +150,13 @@ def import_modules(modules: list[str], replaced: dict[str, str]) -> dict[str, An
             spec = importlib.machinery.PathFinder.find_spec(fullname, path)
             if spec is not None and spec.origin and os.path.realpath(spec.origin) in instead:
                 spec.loader = Patched(fullname, spec.origin)
+            if spec is None:  # a module the patch adds: not on disk yet
+                name = fullname.rpartition(".")[2]
+                for entry in path if path is not None else sys.path:
+                    origin = os.path.join(entry, f"{name}.py")  # noqa: PTH118
+                    if os.path.realpath(origin) in instead:
+                        loader = Patched(fullname, origin)
+                        return importlib.util.spec_from_file_location(fullname, origin, loader=loader)
             return spec
 
     sys.meta_path.insert(0, Finder())

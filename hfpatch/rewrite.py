@@ -100,6 +100,9 @@ def patched(source: bytes, patch: Patch, file: PatchFile) -> bytes:
     the patch removes comes out empty (its original is kept, as every file's is)."""
     if file.shape is FileShape.REMOVE:
         return b""
+    if file.shape is FileShape.ADD:  # the whole module; classify refuses any other file in its place
+        assert file.added is not None
+        return file.added
     parsed = statements.parse(source, file.file)
     place = shapes.Place(parsed, file, _rewriter(_custom_transform(patch)))
     edits: list[shapes.Edit] = []

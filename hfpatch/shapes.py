@@ -136,6 +136,8 @@ def describe(file: PatchFile) -> str:
     """What the patch does to one file, in words: "replaces a, adds b after a" or "removes its code"."""
     if file.shape is FileShape.REMOVE:
         return "removes its code (the file is emptied)"
+    if file.shape is FileShape.ADD:
+        return "adds the module (a new file)"
     return ", ".join(of(target).describe(target) for target in file.targets)
 
 
@@ -149,6 +151,19 @@ def removed(digest: str, file: PatchFile) -> tuple[Verdict | None, str]:
     shipped = [release for known in file.known_files for release in known.releases]
     releases = release_span([shipped[0], shipped[-1]] if shipped else [], empty="unlisted")
     return None, f"{file.file} is none of the files the releases {releases} shipped"
+
+
+# ------------------------------------------------------------------------------------------- an added file
+
+
+def added(source: bytes, file: PatchFile) -> tuple[Verdict | None, str]:
+    """FileShape.ADD. `source` is b"" where the file is absent (facts: a file there but empty is not this). The
+    entry's bytes: the fix; absent: the patch adds it; any other bytes are a file hfpatch must never overwrite."""
+    if source == file.added:
+        return Verdict.FIXED, f"{file.file} is the module the fix adds"
+    if not source:
+        return Verdict.NEEDS_PATCH, f"{file.file} is absent; the patch adds it"
+    return None, f"{file.file} is there with other bytes than the module the fix adds: hfpatch will not overwrite it"
 
 
 # ------------------------------------------------------------------------------------ where an insertion goes

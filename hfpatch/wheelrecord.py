@@ -90,6 +90,36 @@ def with_line(record: bytes, relative_file: str, new_line: str) -> bytes | None:
     return None if span is None else record[: span[0]] + new_line.encode("utf-8") + record[span[1] :]
 
 
+def with_line_added(record: bytes, new_line: str) -> bytes:
+    """RECORD with a line for a file it does not list, where pip puts it (its rows are sorted by path), in RECORD's
+    own line ending; every other byte kept, so that without_line gives the same bytes back."""
+    newline = b"\r\n" if b"\r\n" in record else b"\n"
+    path = new_line.partition(",")[0].encode("utf-8")
+    added = new_line.encode("utf-8")
+    offset = 0
+    for line in record.splitlines(keepends=True):
+        if line.partition(b",")[0] > path:
+            return record[:offset] + added + newline + record[offset:]
+        offset += len(line)
+    if record and not record.endswith((b"\n", b"\r")):
+        return record + newline + added
+    return record + added + newline
+
+
+def without_line(record: bytes, relative_file: str) -> bytes | None:
+    """RECORD without the line of `relative_file` and its line ending (the last line: the one before it), every
+    other byte kept; None where RECORD does not list it."""
+    span = _line_span(record, relative_file)
+    if span is None:
+        return None
+    start, end = span
+    ending = record[end : end + 2] if record[end : end + 2] == b"\r\n" else record[end : end + 1]
+    if ending:
+        return record[:start] + record[end + len(ending) :]
+    before = 2 if record[:start].endswith(b"\r\n") else 1 if start else 0
+    return record[: start - before] + record[end:]
+
+
 def _line_span(record: bytes, relative_file: str) -> tuple[int, int] | None:
     """Where the file's line starts and ends (before its line ending: LF, CRLF or CR). Found by searching, not by
     splitting: a large distribution's RECORD has thousands of lines, and check reads it for every patch."""

@@ -439,6 +439,13 @@ MUTANTS = [
         ' for line in text.split("\\n"))',
         '    return tuple(f"{indent}{line}{newline}" for line in text.split("\\n"))',
     ),
+    Mutant(
+        "added-file-overwrites-the-user-s",
+        "a file in the place of a module the patch adds, with other bytes, is a user's: never overwritten",
+        "hfpatch/shapes.py",
+        "    if not source:\n        return Verdict.NEEDS_PATCH,",
+        "    if True:\n        return Verdict.NEEDS_PATCH,",
+    ),
     # ---------------------------------------------------------------------------------------------- writing
     Mutant(
         "stale-backup-patched-over-a-new-install",

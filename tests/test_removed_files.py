@@ -90,7 +90,7 @@ def test_a_removed_file_of_schema_4_reads_back_the_same_from_schema_5(tmp_path: 
         pytest.param(entry_data(schema=3), "a file's shape needs schema 4, and the entry is schema 3", id="schema-3"),
         pytest.param(
             entry_data(files=[{**FIRST, "shape": "gone"}]),
-            "the shape of toypkg/convert_a.py must be 'edit' or 'remove', not 'gone'",
+            "the shape of toypkg/convert_a.py must be 'edit', 'remove' or 'add', not 'gone'",
             id="unknown-shape",
         ),
         pytest.param(
