@@ -727,10 +727,13 @@ class Reach:
     by_line: dict[str, dict[int, list[str]]]  # hfpatch/FILE.py -> line -> tests
     at_import: dict[str, list[int]]  # lines run outside any test (module level, while collecting)
 
-    def tests_for(self, file: str, lines: set[int]) -> list[str] | None:
-        """The tests that ran any of the lines, fastest first; None where a line runs at import (every test)."""
-        if lines & set(self.at_import.get(file, [])):
-            return None
+    def at_import_of(self, file: str, lines: set[int]) -> bool:
+        """Whether one of the lines runs at import (in a worker collecting, or in tests/warm.py's server): every
+        test may meet it."""
+        return bool(lines & set(self.at_import.get(file, [])))
+
+    def tests_for(self, file: str, lines: set[int]) -> list[str]:
+        """The tests that ran any of the lines in a test, fastest first."""
         found = {test for line in lines for test in self.by_line.get(file, {}).get(line, [])}
         return sorted(found, key=lambda test: (self.durations.get(test, 0.0), test))
 
@@ -818,7 +821,7 @@ class Outcome:
     mutant: Mutant
     verdict: str  # caught, SURVIVED, DOES NOT APPLY, BROKEN
     caught_by: str
-    reached: int | None  # tests that reach the change (None: every test, the change runs at import)
+    reached: int | None  # tests that reach the change in a test (None: it also runs at import, so every test may)
     phase: str  # where it was decided: the tests that reach it, or the whole suite
     seconds: float
 
@@ -838,7 +841,7 @@ def _try(mutant: Mutant, reach: Reach, scratch: Path) -> Outcome:
         runs.append(("whole", _pytest(copy, [], workers=2)))
     phase, run = runs[-1]
     seconds = time.monotonic() - started
-    reached = None if tests is None else len(tests)
+    reached = None if reach.at_import_of(mutant.file, lines) else len(tests)
     if run.code == 0:
         return Outcome(mutant, "SURVIVED", "", reached, phase, seconds)
     if "::" not in run.first_failure:  # an error while collecting: the mutant broke the code, the suite proved nothing

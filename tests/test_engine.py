@@ -283,6 +283,26 @@ def test_revert_clears_a_stale_state_where_the_new_release_no_longer_has_the_fil
     assert tree(site.root / "toypkg") == package and not site.file.exists()
 
 
+def test_revert_clears_a_stale_state_first_where_the_new_release_s_file_is_missing(tmp_path: Path) -> None:
+    """Upgraded to a 3.0 whose RECORD lists the file, gone from the disk: check calls that an error (reinstall), yet
+    the state is another install's, and revert clears it before it judges any file, writing nothing else."""
+    site = make_site(tmp_path)
+    assert site.run("apply").code == 0
+    shutil.rmtree(site.file.parent)
+    shutil.rmtree(site.dist_info)
+    files = {"toypkg/__init__.py": b"", site.relative_file: b"GREETING = 'Hello'\n"}
+    files["toypkg-3.0.dist-info/METADATA"] = b"Metadata-Version: 2.1\nName: toypkg\nVersion: 3.0\n\n"
+    write_files(site.root, files, "toypkg-3.0.dist-info")
+    site.file.unlink()
+    check = site.run("check")
+    assert (check.code, result(check)[0]) == (2, "error"), check.out + check.err
+    package = tree(site.root / "toypkg")
+    done = site.run("revert")
+    assert (done.code, result(done)[0]) == (0, "cleared-stale"), done.out + done.err
+    assert not (site.state_dir / PATCH_ID).exists()
+    assert tree(site.root / "toypkg") == package and not site.file.exists()
+
+
 # ------------------------------------------------------------------------------------- changed behind its back
 
 
