@@ -50,7 +50,7 @@ def identify(source: bytes, patch: Patch, file: PatchFile, version: str | None) 
     if file.shape is FileShape.ADD:
         from hfpatch import shapes
 
-        return Classification(*shapes.added(source, file))
+        return Classification(*shapes.added(source, file, patch.fixed_in if _has_the_fix(version, patch) else None))
     if file.shape is FileShape.REMOVE and known is None:
         from hfpatch import shapes
 

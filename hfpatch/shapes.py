@@ -156,11 +156,15 @@ def removed(digest: str, file: PatchFile) -> tuple[Verdict | None, str]:
 # ------------------------------------------------------------------------------------------- an added file
 
 
-def added(source: bytes, file: PatchFile) -> tuple[Verdict | None, str]:
+def added(source: bytes, file: PatchFile, has_the_fix: str | None = None) -> tuple[Verdict | None, str]:
     """FileShape.ADD. `source` is b"" where the file is absent (facts: a file there but empty is not this). The
-    entry's bytes: the fix; absent: the patch adds it; any other bytes are a file hfpatch must never overwrite."""
+    entry's bytes: the fix; absent: the patch adds it; other bytes in a release that has the fix (`has_the_fix`: its
+    fixed_in): that release's own text of the module; any other bytes are a file hfpatch must never overwrite."""
     if source == file.added:
         return Verdict.FIXED, f"{file.file} is the module the fix adds"
+    if has_the_fix is not None:  # a later release may change the module, or drop it
+        what = "absent" if not source else "another text of it"
+        return Verdict.FIXED, f"{file.file} is {what}, in a release that has the fix ({has_the_fix}+)"
     if not source:
         return Verdict.NEEDS_PATCH, f"{file.file} is absent; the patch adds it"
     return None, f"{file.file} is there with other bytes than the module the fix adds: hfpatch will not overwrite it"

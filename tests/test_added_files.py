@@ -312,3 +312,12 @@ def test_a_real_venv_gets_the_module_with_its_bytecode_and_loses_both_on_revert(
     assert toy.record.read_bytes() == record
     assert venv.run("import toyhub.providers as p; print(sorted(p.PROVIDERS))") == "['alpha']"
     assert toy.run("check").label(PATCH_ID) == "needs-patch"
+
+
+def test_a_release_that_has_the_fix_keeps_its_own_text_of_the_module(tmp_path: Path) -> None:
+    """huggingface_hub 2.4.0 ships deepinfra.py changed since 1.12.2: its own file, not a user's, and fixed."""
+    added = entry.load(write_entry(tmp_path, entry_data())).files[1]
+    assert shapes.added(DEEPINFRA + b"# 3.0\n", added, "2.0") == (
+        Verdict.FIXED,
+        f"{ADDED} is another text of it, in a release that has the fix (2.0+)",
+    )

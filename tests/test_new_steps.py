@@ -12,6 +12,8 @@ import pytest
 import wheelfactory as factory
 from packaging.version import Version
 
+from hfpatch import entry
+from hfpatch.entry import FileShape
 from hfpatch.errors import AuthoringError, UsageError
 from hfpatch.new import command, draft, reading, selection, wheels
 from hfpatch.new.assemble import Wanted, author
@@ -234,11 +236,35 @@ def _wheels(tmp_path: Path, name: str, releases: dict[str, dict[str, str]]) -> s
     return str(links)
 
 
-def test_a_fix_that_calls_into_a_module_its_release_adds_is_not_safe_and_says_why(tmp_path: Path) -> None:
+def test_a_fix_that_calls_into_a_module_its_release_adds_carries_that_module_as_a_file_it_adds(tmp_path: Path) -> None:
     """huggingface_hub 1.12.2's inference/_providers/__init__.py: its table of providers names the class of a
-    module that 1.12.2 adds (deepinfra.py). An entry changes only files a release installed; the advice once given,
-    "carry that module too", led to an entry of nothing (the module is absent from every older release: "none of
-    what the fix changes there"), so the refusal now says the fix cannot be carried there."""
+    module that 1.12.2 adds (deepinfra.py). Once refused ("an entry cannot create a module"); now the entry adds that
+    module (file shape "add", the fixed release's bytes), and reads each release as the table says."""
+    old = 'from .a import ATask\n\nPROVIDERS = {"a": ATask}\n'
+    new = old.replace("ATask\n\n", "ATask\nfrom .b import BTask\n\n").replace("ATask}", 'ATask, "b": BTask}')
+    base = {"prov/__init__.py": "", "prov/providers/a.py": "class ATask:\n    pass\n"}
+    added = "class BTask:\n    pass\n"
+    releases = {
+        "1.0": {**base, "prov/providers/__init__.py": old},
+        "1.1": {**base, "prov/providers/__init__.py": old},
+        "1.2": {**base, "prov/providers/__init__.py": new, "prov/providers/b.py": added},
+    }
+    links = _wheels(tmp_path, "prov", releases)
+    out = io.StringIO()
+    asked = Request("prov-b", ("prov:prov.providers",), "1.2", str(tmp_path / "c"), find_links=links)
+    assert command.run(asked, out) == 0, out.getvalue()
+    said = out.getvalue()
+    assert "  prov/providers/b.py: adds the module (a new file)" in said, said
+    patch = entry.load(tmp_path / "c" / "prov-b")
+    assert [(file.file, file.shape) for file in patch.files] == [
+        ("prov/providers/__init__.py", FileShape.EDIT),
+        ("prov/providers/b.py", FileShape.ADD),
+    ]
+    assert patch.files[1].added == added.encode()
+    assert (tmp_path / "c" / "prov-b" / "fixed" / "prov/providers/b.py").read_bytes() == added.encode()
+
+
+def test_a_module_the_fix_adds_in_another_text_in_an_older_release_is_refused(tmp_path: Path) -> None:
     old = 'from .a import ATask\n\nPROVIDERS = {"a": ATask}\n'
     new = old.replace("ATask\n\n", "ATask\nfrom .b import BTask\n\n").replace("ATask}", 'ATask, "b": BTask}')
     base = {"prov/__init__.py": "", "prov/providers/a.py": "class ATask:\n    pass\n"}
@@ -247,29 +273,16 @@ def test_a_fix_that_calls_into_a_module_its_release_adds_is_not_safe_and_says_wh
         "prov",
         {
             "1.0": {**base, "prov/providers/__init__.py": old},
-            "1.1": {**base, "prov/providers/__init__.py": old},
+            "1.1": {**base, "prov/providers/__init__.py": old, "prov/providers/b.py": "OTHER = 1\n"},
             "1.2": {**base, "prov/providers/__init__.py": new, "prov/providers/b.py": "class BTask:\n    pass\n"},
         },
     )
     out = io.StringIO()
     asked = Request("prov-b", ("prov:prov.providers",), "1.2", str(tmp_path / "c"), find_links=links)
-    with pytest.raises(AuthoringError, match="not safe to backport as it stands"):
+    with pytest.raises(AuthoringError) as raised:
         command.run(asked, out)
-    said = out.getvalue()
-    assert (
-        "  - 1.1: the fix of PROVIDERS calls BTask from prov/providers/b.py, a module prov 1.2 adds and this release "
-        "lacks: an entry changes only the files a release installed (it cannot create a module), so the fix cannot "
-        "be carried here"
-    ) in said, said
-    assert "carry that module too" not in said
+    assert "calls BTask from prov/providers/b.py, which here does not exist" in out.getvalue() + str(raised.value)
     assert not (tmp_path / "c").exists()
-    both = dataclasses.replace(asked, targets=("prov:prov.providers", "prov:prov.providers.b"))
-    out = io.StringIO()
-    with pytest.raises(AuthoringError, match="no release read needs the patch"):
-        command.run(both, out)
-    assert "1.1      A / -      not-applicable  prov/providers/b.py has none of what the fix changes there" in (
-        out.getvalue()
-    ), out.getvalue()
 
 
 def test_a_module_function_whose_fix_drops_staticmethod_is_carried_and_a_method_s_is_not(tmp_path: Path) -> None:

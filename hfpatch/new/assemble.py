@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hfpatch import classify, statements, versions
-from hfpatch.entry import Form, KnownFile, Patch, PatchFile, Shape, Target, Verdict, release_span
+from hfpatch.entry import FileShape, Form, KnownFile, Patch, PatchFile, Shape, Target, Verdict, release_span
 from hfpatch.errors import AuthoringError, UnexpectedCode
 from hfpatch.new import judge
 from hfpatch.new.judge import Change, FileFix, FileJudgement, Judgement, Standing, TableVerdict, sorted_releases
@@ -155,7 +155,8 @@ def author(
     read = [release for release in sorted_releases(judged)]
     draft = header._replace(
         first_defined_in=_first_defined_in(judged),
-        files=tuple(PatchFile(fix.module, fix.file, targets[fix.file]) for fix in fixes),
+        files=tuple(PatchFile(fix.module, fix.file, targets[fix.file]) for fix in fixes)
+        + _added(modules or {}, fixed, {release: releases[release] for release in needing}),
         releases_read=(read[0], read[-1]) if read else None,
     )
     known, known_notes, refusal = _known_files(draft, fixes, judged, releases, fixed)
@@ -165,6 +166,18 @@ def author(
     _check_entry(patch, judged, releases)
     notes = known_notes + _notes(fixes, judged, patch, fixed) + hints
     return Authoring(tuple(fixes), rows, patch, notes=tuple(notes))
+
+
+def _added(modules: Mapping[str, str], fixed: Fixed, releases: Texts) -> tuple[PatchFile, ...]:
+    """The modules the fix calls into that the fixed release adds (a release that needs the patch, of `releases`,
+    lacks them): files the entry adds, each the fixed release's whole file (huggingface_hub 1.12.2's
+    inference/_providers/deepinfra.py)."""
+    found = []
+    for module, path in sorted(modules.items()):
+        text = fixed.texts.get(path)
+        if text is not None and any(files.get(path) is None for files in releases.values()):
+            found.append(PatchFile(module, path, (), shape=FileShape.ADD, added=text))
+    return tuple(found)
 
 
 def _class_hints(
@@ -403,11 +416,7 @@ def _calls_elsewhere(
             here = None if here_text is None else statements.parse(here_text, path)
             there = None if there_text is None else statements.parse(there_text, path)
             if here_text is None and there_text is not None:
-                return (
-                    f"the fix of {change.key} calls {name} from {path}, a module {fixed.label} adds and this release "
-                    "lacks: an entry changes only the files a release installed (it cannot create a module), so "
-                    "the fix cannot be carried here"
-                )
+                continue  # a module the fixed release adds: the entry adds it too (_added)
             ours, theirs = judge.callee_signature(here, name), judge.callee_signature(there, name)
             if ours != theirs:
                 what = f"is {ours}" if ours else "does not exist"
@@ -611,6 +620,9 @@ def _known_files(
     known: dict[str, tuple[KnownFile, ...]] = {}
     notes: list[str] = []
     for file in draft.files:
+        if file.shape is FileShape.ADD:  # known by its one text: the fixed release's
+            known[file.file] = ()
+            continue
         by_digest: dict[str, tuple[Verdict | None, list[str]]] = {}
         for release in sorted_releases(judged):
             text = releases[release].get(file.file)
@@ -679,6 +691,9 @@ def _check_entry(patch: Patch, judged: Mapping[str, _Release], releases: Texts) 
         verdicts = []
         for file in patch.files:
             text = releases[release].get(file.file)
+            if file.shape is FileShape.ADD:
+                verdicts.append(_added_in(release, text, patch, file))
+                continue
             if text is None:
                 verdicts.append(classify.Classification(Verdict.NOT_APPLICABLE, "absent"))
                 continue
@@ -697,6 +712,16 @@ def _check_entry(patch: Patch, judged: Mapping[str, _Release], releases: Texts) 
             raise AuthoringError(
                 f"the entry would read {release} as {combined}, not {overall.value} (a bug in hfpatch new)."
             )
+
+
+def _added_in(release: str, text: bytes | None, patch: Patch, file: PatchFile) -> classify.Classification:
+    found = classify.identify(text or b"", patch, file, release)
+    if found.verdict is None:
+        raise AuthoringError(
+            f"{release} has {file.file}, which the fix adds, in another text than the fix's: the entry would refuse "
+            "it there; leave that release out with --since or --until; nothing written."
+        )
+    return found
 
 
 def _notes(fixes: Sequence[FileFix], judged: Mapping[str, _Release], patch: Patch, fixed: Fixed) -> list[str]:
