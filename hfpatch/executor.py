@@ -478,12 +478,8 @@ def _added_record_and_bytecode(installation: Installation, plan: FilePlan, verb:
         return []  # the package's modules have no bytecode of this interpreter: none for this one either
     cfile = path.parent / "__pycache__" / f"{path.stem}.{python.cache_tag}.pyc"
     requests: list[dict[str, object]] = [{"cfile": str(cfile), "optimize": 0, "mode": "TIMESTAMP"}]
-    try:
-        run_in(python, {"action": "compile", "source": str(path), "requests": requests})
-    except (InterpreterError, OSError) as error:
-        return [f"could not compile {path} ({error}); Python compiles it on import"]
-    bytecode.own_rebuilt(requests)
-    return []
+    failure = _compile(python, path, requests)
+    return [] if failure is None else [f"could not compile {path} ({failure}); Python compiles it on import"]
 
 
 def _names(directory: Path) -> list[str]:
@@ -514,9 +510,18 @@ def refresh_bytecode(python: Python, file: Path) -> list[str]:
     bytecode.remove_all(cached)
     if not requests:
         return []
+    failure = _compile(python, file, requests)
+    if failure is None:
+        return []
+    return [f"removed the old bytecode but could not rebuild it ({failure}); Python rebuilds it on import"]
+
+
+def _compile(python: Python, source: Path, requests: list[dict[str, object]]) -> str | None:
+    """Have the application's interpreter write the requested .pyc files of the source, owned as hfpatch's files
+    are; what went wrong, if it could not."""
     try:
-        run_in(python, {"action": "compile", "source": str(file), "requests": requests})
+        run_in(python, {"action": "compile", "source": str(source), "requests": requests})
     except (InterpreterError, OSError) as error:
-        return [f"removed the old bytecode but could not rebuild it ({error}); Python rebuilds it on import"]
+        return str(error)
     bytecode.own_rebuilt(requests)
-    return []
+    return None
