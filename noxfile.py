@@ -47,10 +47,11 @@ def _requirements(patch_ids: list[str]) -> list[str]:
 
 
 NEEDING = sorted(PROBE_NEEDS)
-# Releases proven where the probes need nothing more, each in its own session; a release that the release_torch
-# session installs anyway is proven there, with every patch.
+# The releases of the patches whose probes need torch: release_torch proves those patches there, and only those
+# (torch makes every import of transformers cost seconds more). Every other patch is proven without torch, each
+# release in a session of its own: a pinned release is in both.
 WITH_TORCH = _requirements(NEEDING)
-PLAIN = [each for each in _requirements(sorted(set(PROOF) - set(NEEDING))) if each not in WITH_TORCH]
+PLAIN = _requirements(sorted(set(PROOF) - set(NEEDING)))
 PER_RELEASE_TESTS = [
     "tests/test_every_patch.py",
     "tests/test_release.py",
@@ -168,8 +169,9 @@ def _with_what_probes_need(session: nox.Session) -> None:
 
 @nox.session(python=MAIN_PYTHON, tags=["matrix"], default=False)
 def release_torch(session: nox.Session) -> None:
-    """The proof of the patches whose probes need torch, and of every other patch, on each of their releases in
-    turn: torch is installed once, then each release over the one before it (uv keeps torch)."""
+    """The proof of the patches whose probes need torch, on each of their releases in turn: torch is installed
+    once, then each release over the one before it (uv keeps torch). The release's other patches and tests are the
+    `release` session's."""
     if not WITH_TORCH:
         session.skip("no patch's probe needs torch")
     _install_hfpatch(session)
@@ -177,7 +179,7 @@ def release_torch(session: nox.Session) -> None:
     for requirement in WITH_TORCH:
         session.install(requirement)
         env = _expect(requirement, HFPATCH_EXPECT_PROBE_NEEDS="1")
-        session.run("pytest", *WORKERS, "-m", "transformers", *PER_RELEASE_TESTS, *session.posargs, env=env)
+        session.run("pytest", *WORKERS, "-m", "transformers", "tests/test_every_patch.py", *session.posargs, env=env)
 
 
 @nox.session(python=MAIN_PYTHON, default=False)
