@@ -94,6 +94,11 @@ class Facts(NamedTuple):
         """The patch's files where they are installed."""
         return tuple(file.path for file in self.files)
 
+    @property
+    def added_paths(self) -> tuple[Path, ...]:
+        """Those of them the patch creates (FileShape.ADD): apply writes them, revert removes them."""
+        return tuple(file.path for file in self.files if file.patch_file.shape is FileShape.ADD)
+
     # A patch of one file: that file's facts, as most messages speak of one.
     @property
     def first(self) -> FileFacts:

@@ -135,7 +135,7 @@ def _apply(diagnosis: Diagnosis, facts: Facts) -> Plan:
 
 
 def _patched(facts: Facts) -> Patched:
-    return Patched(facts.file_paths, facts.patch.upstream, facts.patch.fixed_in)
+    return Patched(facts.file_paths, facts.patch.upstream, facts.patch.fixed_in, facts.added_paths)
 
 
 def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
@@ -173,7 +173,7 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
         if held is not None and file.source_sha256 != held.original_sha256 and file.original is None:
             return _refused(f"{file.original_error}; nothing was changed. Reinstall {patch.distribution}")
     already = all(_holds_the_original(file, saved) for file in facts.files)
-    message: Reason = Restored(facts.file_paths, already=already)
+    message: Reason = Restored(facts.file_paths, already=already, removed=() if already else facts.added_paths)
     staying = sorted({other for file in facts.files if file.state for other in file.state.patches} - {patch.id})
     if staying and not already:
         # the file is rebuilt from its original with the others' fixes: it is not the original

@@ -17,6 +17,7 @@ class Patched(NamedTuple):
     paths: tuple[Path, ...]
     upstream: str
     fixed_in: str | None
+    added: tuple[Path, ...] = ()  # those of `paths` that apply created (a module the fix adds)
 
 
 class FinishedApply(NamedTuple):
@@ -36,6 +37,7 @@ class Restored(NamedTuple):
 
     paths: tuple[Path, ...]
     already: bool = False
+    removed: tuple[Path, ...] = ()  # those of `paths` that the patch had added, which revert removed
 
 
 class TookOut(NamedTuple):

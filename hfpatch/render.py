@@ -188,14 +188,23 @@ def _paths(paths: Sequence[Path], roots: Sequence[Path], verbose: bool) -> str:
 
 def _patched(reason: reasons.Patched, roots: Sequence[Path], verbose: bool) -> str:
     where = "upstream in no release yet" if reason.fixed_in is None else f"upstream in {reason.fixed_in}"
-    has = "has" if len(reason.paths) == 1 else "have"
-    return f"{_paths(reason.paths, roots, verbose)} now {has} the fix ({reason.upstream}, {where})"
+    edited = [path for path in reason.paths if path not in reason.added]
+    has = "has" if len(edited) == 1 else "have"
+    said = f"{_paths(edited, roots, verbose)} now {has} the fix ({reason.upstream}, {where})"
+    if not reason.added:
+        return said
+    module = "the module" if len(reason.added) == 1 else "the modules"
+    return f"{said}; created {_paths(reason.added, roots, verbose)}, {module} the fix adds"
 
 
 def _restored(reason: reasons.Restored, roots: Sequence[Path], verbose: bool) -> str:
-    paths = _paths(reason.paths, roots, verbose)
     if not reason.already:
-        return f"restored the original {paths}"
+        edited = [path for path in reason.paths if path not in reason.removed]
+        said = f"restored the original {_paths(edited, roots, verbose)}"
+        if not reason.removed:
+            return said
+        return f"{said}; removed {_paths(reason.removed, roots, verbose)}, which the patch had added"
+    paths = _paths(reason.paths, roots, verbose)
     return f"{paths} {'was' if len(reason.paths) == 1 else 'were'} already the original; cleared hfpatch's state"
 
 

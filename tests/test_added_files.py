@@ -243,6 +243,7 @@ def test_apply_creates_the_module_and_revert_takes_it_and_its_record_line_out(tm
     assert (checked.code, checked.label(PATCH_ID)) == (1, "needs-patch"), checked.out + checked.err
     applied = toy.run("apply")
     assert (applied.code, applied.label(PATCH_ID)) == (0, "patched"), applied.out + applied.err
+    assert f"{INIT} now has the fix" in applied.text and f"created {ADDED}, the module the fix adds" in applied.text
     assert (toy.root / ADDED).read_bytes() == DEEPINFRA
     assert toy.file.read_bytes() == FIXED_INIT
     assert line_in_record(toy.record.read_bytes(), ADDED) == record_line(ADDED, DEEPINFRA)
@@ -251,6 +252,8 @@ def test_apply_creates_the_module_and_revert_takes_it_and_its_record_line_out(tm
     assert (again.code, again.label(PATCH_ID)) == (0, "applied"), again.out + again.err
     reverted = toy.run("revert")
     assert reverted.code == 0, reverted.out + reverted.err
+    said = f"restored the original {INIT}; removed {ADDED}, which the patch had added"
+    assert said in reverted.text, reverted.out
     assert not (toy.root / ADDED).exists()
     assert toy.file.read_bytes() == BUGGY_INIT
     assert toy.record.read_bytes() == record
