@@ -34,7 +34,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -144,9 +144,13 @@ class Target(NamedTuple):
     def fixed_sha256(self) -> str | None:
         return None if self.fixed_text is None else text_sha256(self.fixed_text)
 
-    def fixed_for(self, digest: str) -> str | None:
-        """The fixed text a statement of this digest becomes: its form's own, else the target's."""
-        form = next((form for form in self.forms if form.sha256 == digest), None)
+    def fixed_for(self, digest: str, releases: Collection[str] = ()) -> str | None:
+        """The fixed text a statement of this digest becomes: its form's own, else the target's. One text can be two
+        forms of disjoint releases, each its own fixed text (the same method where one line has the helper the fix
+        calls and the other lacks it): the form of `releases` (those of the file it is in), else the first."""
+        forms = [form for form in self.forms if form.sha256 == digest]
+        form = next((form for form in forms if not set(form.releases).isdisjoint(releases)), None)
+        form = form or next(iter(forms), None)
         return form.fixed_text if form is not None and form.fixed_text is not None else self.fixed_text
 
     def fixed_digests(self) -> tuple[str, ...]:

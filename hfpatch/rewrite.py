@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import libcst
@@ -104,13 +104,16 @@ def patched(source: bytes, patch: Patch, file: PatchFile) -> bytes:
         assert file.added is not None
         return file.added
     parsed = statements.parse(source, file.file)
-    place = shapes.Place(parsed, file, _rewriter(_custom_transform(patch)))
+    known = file.known_file(hashlib.sha256(source).hexdigest())
+    releases = () if known is None else known.releases  # whose form a text is, where two forms share it
+    place = shapes.Place(parsed, file, _rewriter(_custom_transform(patch), releases))
     edits: list[shapes.Edit] = []
     expected: dict[str, str | None] = {}  # the digest each target must come out with (None: gone)
     for target in file.targets:
         unit = unit_of(parsed, target)
         edits += _edits(place, target, unit, len(edits))
-        expected[target.name] = shapes.of(target).expected(target, None if unit is None else digest_of(unit, target))
+        digest = None if unit is None else digest_of(unit, target)
+        expected[target.name] = shapes.of(target).expected(target, digest, releases)
     lines = list(parsed.lines)
     if lines and not lines[-1].endswith(("\n", "\r")) and any(edit.start >= len(lines) for edit in edits):
         lines[-1] += parsed.newline  # something goes after the last line, which has no line ending of its own
@@ -137,16 +140,17 @@ def _edits(place: shapes.Place, target: Target, unit: statements.Unit | None, or
     return shape.change(place, target, unit, order)
 
 
-def _rewriter(transform: Transform | None) -> Callable[[statements.Unit, Target], str]:
+def _rewriter(transform: Transform | None, releases: Sequence[str] = ()) -> Callable[[statements.Unit, Target], str]:
     """The new text of a statement in a form the patch is written for: the fixed text (its form's own, else the
-    target's) through libcst, an entry's own transform, or schema 2's dedented text indented."""
+    target's; of the form of `releases`, where two share a text) through libcst, an entry's own transform, or schema
+    2's dedented text indented."""
 
     def rewritten(unit: statements.Unit, target: Target) -> str:
         if target.legacy:
             return _legacy(unit, target, transform)
         if transform is not None and unit.kind == statements.FUNCTION:
             return _custom(unit, target, transform)
-        return replace_with_fixed(unit, target, target.fixed_for(digest_of(unit, target)))
+        return replace_with_fixed(unit, target, target.fixed_for(digest_of(unit, target), releases))
 
     return rewritten
 

@@ -11,7 +11,7 @@ hands in here as `Place.rewritten`). Pure: texts in, verdicts and edits out; no 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -71,14 +71,15 @@ class Replacement:
             edits.append(Edit(unit.lead, unit.start, _lead_lines(target.lead, place.parsed.newline), order))
         return edits
 
-    def expected(self, target: Target, digest: str | None) -> str | None:
+    def expected(self, target: Target, digest: str | None, releases: Collection[str] = ()) -> str | None:
         """The digest the statement must have once patched, from the digest it has before (None: absent): the fixed
-        text of its form (the form's own, else the target's); one fixed already stays as it is."""
+        text of its form (the form's own, else the target's; `releases`: those of the file, Target.fixed_for); one
+        fixed already stays as it is."""
         if digest is None:
             return target.fixed_sha256
         if digest in target.fixed_digests():
             return digest
-        fixed_text = target.fixed_for(digest)
+        fixed_text = target.fixed_for(digest, releases)
         return None if fixed_text is None else text_sha256(fixed_text)
 
     def describe(self, target: Target) -> str:
@@ -118,7 +119,7 @@ class Deletion(Replacement):
     def change(self, place: Place, target: Target, unit: statements.Unit, order: int) -> list[Edit]:
         return [Edit(unit.lead, unit.end, (), order)]
 
-    def expected(self, target: Target, digest: str | None) -> str | None:
+    def expected(self, target: Target, digest: str | None, releases: Collection[str] = ()) -> str | None:
         return None  # gone
 
     def describe(self, target: Target) -> str:

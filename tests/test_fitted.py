@@ -104,6 +104,42 @@ def test_each_form_becomes_its_fixed_text_and_a_second_apply_changes_nothing(bef
     assert patched(crlf, patch, file) == after.replace("\n", "\r\n").encode()
 
 
+# 1.05 (made up): 1.1's load, the same text, in a file without check_safe. One text, two forms of disjoint
+# releases: 1.05's gets 1.0's fitted text, 1.1's the target's; the file's digest says which release it is.
+LOADER_105 = LOADER_10.replace(FORM_10, FORM_11)
+PATCHED_105 = LOADER_105.replace(FORM_11, FIXED_10)
+
+
+def _shared_text_patch() -> tuple[Patch, PatchFile]:
+    target = _target()
+    shared = Form(sha256(FORM_11), Verdict.NEEDS_PATCH, ("1.05",), fixed_text=FIXED_10)
+    target = target._replace(forms=(*target.forms, shared))
+    known = (
+        KnownFile(sha256(LOADER_105), ("1.05",), Verdict.NEEDS_PATCH, patched_sha256=sha256(PATCHED_105)),
+        KnownFile(sha256(LOADER_11), ("1.1",), Verdict.NEEDS_PATCH, patched_sha256=sha256(LOADER_20)),
+    )
+    patch, file = _patch(target)
+    file = file._replace(known_files=known)
+    return patch._replace(files=(file,)), file
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(LOADER_105, PATCHED_105, id="the-release-without-the-helper-gets-the-fitted-text"),
+        pytest.param(LOADER_11, LOADER_20, id="the-release-with-it-gets-the-targets"),
+        # a file no release of the entry has: the first form of the text (the one the fix was written for)
+        pytest.param(LOADER_11.replace("Loads what", "Reads what"), None, id="unknown-file-first-form"),
+    ],
+)
+def test_one_text_of_two_forms_becomes_the_fixed_text_of_the_files_release(before: str, after: str | None) -> None:
+    patch, file = _shared_text_patch()
+    result = patched(before.encode(), patch, file)
+    expected = before.replace(FORM_11, FIXED_20) if after is None else after
+    assert result.decode() == expected
+    assert patched(result, patch, file) == result
+
+
 @pytest.mark.parametrize(
     ("source", "verdict", "says"),
     [
