@@ -140,6 +140,23 @@ def test_one_text_of_two_forms_becomes_the_fixed_text_of_the_files_release(befor
     assert patched(result, patch, file) == result
 
 
+# A second target whose release has it in a form without the bug (transformers 4.29-4.50's check_imports, beside
+# the get_imports the fix replaces): it is left as it is while the file's other target is patched.
+CHECK_11 = LOADER_11.split("\n\n\n")[1].rstrip("\n")
+CHECK_FIXED = CHECK_11.replace("unsafe here", "unsafe here, as in 2.0")
+
+
+def test_a_form_known_as_fixed_is_left_as_it_is_while_another_target_of_the_file_is_patched() -> None:
+    check = Target("check_safe", CHECK_FIXED, (Form(sha256(CHECK_11), Verdict.FIXED, ("1.1",)),))
+    patch, file = _patch(_target())
+    file = file._replace(targets=(check, *file.targets))
+    patch = patch._replace(files=(file,))
+    result = patched(LOADER_11.encode(), patch, file)
+    assert result == LOADER_20.encode()
+    assert classify.identify(result, patch, file, None).verdict is Verdict.FIXED
+    assert patched(result, patch, file) == result
+
+
 @pytest.mark.parametrize(
     ("source", "verdict", "says"),
     [
