@@ -100,7 +100,7 @@ PROBE_NEEDS: dict[str, list[str]] = {
     "transformers-cve-2023-7018": [TORCH, "sacremoses==0.2.0"],  # the tokenizer needs sacremoses; torch is not used
     "transformers-43140": [TORCH, ACCELERATE],
     "transformers-44395": [TORCH],
-    "transformers-cve-2025-3262": [TORCH, "rich==15.0.0"],  # 4.57 imports its chat module only beside torch, 4.49 beside both
+    "transformers-cve-2025-3262": [TORCH, "rich==15.0.0"],  # the chat module: 4.57 imports it beside torch, 4.49 both
     "transformers-cve-2026-4372-4.57": [TORCH],
     "transformers-cve-2026-80047": [TORCH],
     "transformers-gas-5.5.4": [TORCH, ACCELERATE],
