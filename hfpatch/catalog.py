@@ -13,7 +13,7 @@ import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from hfpatch import entry, index
+from hfpatch import entry, index, versions
 from hfpatch.entry import ENTRY, OLD_ENTRY, Patch
 from hfpatch.errors import CatalogError, UnknownPatch
 
@@ -170,7 +170,7 @@ def _refuse_overlaps(patches: Sequence[tuple[Patch, Changes | None]]) -> None:
     for patch, _ in patches:
         for file in patch.files:
             by_file.setdefault((_canonical(patch.distribution), file.file), set()).add(patch.id)
-    seen: dict[tuple[str, str], list[tuple[str, str]]] = {}  # (distribution, file) -> [(target, patch id)]
+    seen: dict[tuple[str, str], list[tuple[str, Patch]]] = {}  # (distribution, file) -> [(target, patch)]
     for patch, changes in patches:
         distribution = _canonical(patch.distribution)
         if not any(len(by_file[(distribution, file.file)]) > 1 for file in patch.files):
@@ -178,13 +178,15 @@ def _refuse_overlaps(patches: Sequence[tuple[Patch, Changes | None]]) -> None:
         for relative, names in (changes if changes is not None else _changes(whole_entry(patch))).items():
             changed = seen.setdefault((distribution, relative), [])
             for name in names:
-                _refuse_overlap(changed, name, patch.id, relative)
-            changed += [(name, patch.id) for name in names]
+                _refuse_overlap(changed, name, patch, relative)
+            changed += [(name, patch) for name in names]
 
 
-def _refuse_overlap(changed: list[tuple[str, str]], name: str, patch_id: str, file: str) -> None:
-    for other_name, other in changed:
-        if other == patch_id or not _overlap(other_name, name):
+def _refuse_overlap(changed: list[tuple[str, Patch]], name: str, patch: Patch, file: str) -> None:
+    patch_id = patch.id
+    for other_name, other_patch in changed:
+        other = other_patch.id
+        if other == patch_id or not _overlap(other_name, name) or _disjoint(patch, other_patch):
             continue
         outer, inner = sorted((other_name, name), key=len)
         within = "" if outer == inner else f" ({inner} is in it)"
@@ -192,6 +194,15 @@ def _refuse_overlap(changed: list[tuple[str, str]], name: str, patch_id: str, fi
             f"{other} and {patch_id} both change {outer} in {file}{within}: of two patches of one "
             "statement only one can be applied; leave one out with --patch, or remove one entry."
         )
+
+
+def _disjoint(one: Patch, other: Patch) -> bool:
+    """Two entries written for releases that do not meet (their releases_read spans, one line of a statement's code
+    each): no installed release is one both are written for, so each leaves the other's releases alone."""
+    if one.releases_read is None or other.releases_read is None:
+        return False
+    (first, last), (other_first, other_last) = one.releases_read, other.releases_read
+    return versions.is_older(last, other_first) or versions.is_older(other_last, first)
 
 
 def _overlap(one: str, other: str) -> bool:

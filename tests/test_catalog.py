@@ -697,6 +697,30 @@ def test_the_header_of_an_entry_is_checked_wherever_it_is_read(tmp_path: Path) -
     assert done.code == 2 and "missing 'title'" in done.err
 
 
+@pytest.mark.parametrize(
+    ("spans", "refused"),
+    [
+        pytest.param((["1.0", "1.4"], ["1.5", "2.0"]), False, id="disjoint-releases-one-line-each"),
+        pytest.param((["1.0", "1.5"], ["1.5", "2.0"]), True, id="one-release-in-both"),
+        pytest.param((["1.0", "1.4"], None), True, id="one-span-not-known"),
+    ],
+)
+def test_two_entries_of_one_statement_are_accepted_only_where_the_releases_they_read_do_not_meet(
+    tmp_path: Path, spans: tuple[list[str], list[str] | None], refused: bool
+) -> None:
+    """One statement's code in two lines (transformers 4.52-4.55 and 4.56-4.57): an entry each, no release in both."""
+    site = make_site(tmp_path)  # toypkg installed; teampkg, of the team entry, not
+    for entry_id, span in zip((ENTRY_ID, "team-2"), spans, strict=True):
+        data = valid(entry_id)
+        if span is not None:
+            data["releases_read"] = span
+        write_entry(site.team_catalog, data, entry_id)
+    done = site.run("check", "--patch", ENTRY_ID, "--patch", "team-2")
+    assert (done.code == 2 and "team-1 and team-2 both change greet" in done.err) is refused, done.out + done.err
+    if not refused:
+        assert done.code in (0, 1) and done.err == "" and "team-2: not-installed" in done.out, done.out + done.err
+
+
 def test_two_entries_of_one_statement_are_refused_where_their_distribution_is_not_installed(tmp_path: Path) -> None:
     site = make_site(tmp_path)  # toypkg installed; teampkg, of the team entry, not
     write_entry(site.team_catalog, valid())
