@@ -17,7 +17,6 @@ from typing import Any, NamedTuple, TextIO
 
 import hfpatch
 from hfpatch import advisory_render, reasons, state
-from hfpatch.advisory import Status
 from hfpatch.catalog import is_builtin
 from hfpatch.commands import EnvironmentResult, exit_code
 from hfpatch.diagnosis import Condition
@@ -108,7 +107,7 @@ def folded_line(folded: Sequence[Outcome]) -> str:
 
 
 def _folds(outcome: Outcome, view: View, result: EnvironmentResult) -> bool:
-    open_here = result.advisories is not None and result.advisories.of_patch(outcome.patch.id) is Status.OPEN
+    open_here = result.advisories is not None and result.advisories.open_by(outcome.patch.id)
     return (
         not view.verbose
         and outcome.patch.id in view.foldable

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,36 @@ def test_before_apply_check_names_each_advisory_and_why_it_is_open(audited: Audi
     ]
     verbose = advisory_lines(audited.run("check", "-v"))
     assert verbose[-1] == f"  {SCRIPT}: not-affected: toypkg 1.0 has none of the files it concerns ({SCRIPT_FILE})"
+
+
+def _another_line(catalog: Path) -> str:
+    """A second entry of CVE-2026-0001, written for toypkg 2.1 to 2.3 only (another line of greet's code, a form
+    1.0 does not have), toypkg-1 for 1.0 to 2.0: on 1.0 it is not-covered, beside toypkg-1, which decides."""
+    other = "toypkg-1-line"
+    path = catalog / PATCH_ID / "patch.json"
+    data = json.loads(path.read_text())
+    data["releases_read"] = ["1.0", "2.0"]
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    data.update(id=other, releases_read=["2.1", "2.3"])
+    for file in data["files"]:
+        file["known_files"] = []
+        for target in file["targets"]:
+            for form in target["forms"]:
+                form.update(sha256="0" * 64, releases=["2.1"], lines=[])
+    shutil.copytree(catalog / PATCH_ID, catalog / other)
+    (catalog / other / "patch.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return other
+
+
+def test_an_entry_of_another_line_beside_the_one_that_decides_an_open_advisory_is_folded(audited: Audited) -> None:
+    other = _another_line(audited.site.team_catalog)
+    write_register(audited.site.team_catalog, {FIXED[0]: RECORDS[FIXED[0]] | {"entries": [PATCH_ID, other]}})
+    done = hfpatch("check", env=audited.site.env())
+    assert done.code == 1, done.out + done.err
+    assert not [line for line in done.lines if line.startswith(f"  {other}:")], done.out
+    assert re.search(r"not concerned here: .*\b1 not-covered", done.out), done.out
+    assert f"  {FIXED[0]} ({FIXED[1]}): open: {PATCH_ID} is not applied here" in done.out, done.out
+    assert f"  {other}: not-covered: " in hfpatch("check", "-v", env=audited.site.env()).out
 
 
 def test_once_applied_the_advisory_is_fixed_and_folded(audited: Audited) -> None:
