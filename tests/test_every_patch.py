@@ -29,7 +29,7 @@ from packaging.utils import canonicalize_name
 from releases import PROBE_NEEDS, PROOF
 from support import clean_env
 
-from hfpatch import catalog, classify, entry
+from hfpatch import catalog, classify, entry, versions
 from hfpatch.entry import Patch, Verdict
 
 pytestmark = pytest.mark.transformers
@@ -71,6 +71,8 @@ def _proven_here(patch: Patch) -> Installed:
     expected = os.environ.get(EXPECT_RELEASE, "")
     if expected != "every" and installed.version not in PROOF.get(patch.id, ("", []))[1]:
         pytest.skip(f"{patch.distribution} {installed.version} is not among the releases {patch.id} is proven on")
+    if expected == "every" and not _written_for(patch, installed.version):
+        pytest.skip(f"{patch.distribution} {installed.version} is outside the releases {patch.id} was written from")
     if os.environ.get(EXPECT_NEEDS) == "1" and patch.id not in PROBE_NEEDS:
         pytest.skip(
             f"{patch.id} is proven in the release session of {patch.distribution}=={installed.version}, without torch"
@@ -81,6 +83,14 @@ def _proven_here(patch: Patch) -> Installed:
     if missing:
         pytest.skip(f"the probe of {patch.id} needs {', '.join(missing)} (the release_torch session installs it)")
     return installed
+
+
+def _written_for(patch: Patch, version: str) -> bool:
+    """The release is within those the entry was written from (its releases_read), where it says."""
+    if patch.releases_read is None:
+        return True
+    oldest, newest = patch.releases_read
+    return not versions.is_older(version, oldest) and not versions.is_older(newest, version)
 
 
 def _module(requirement: str) -> str:
