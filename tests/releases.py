@@ -92,7 +92,9 @@ PROOF_BEYOND_PINS: dict[str, tuple[str, list[str]]] = {
     "datasets-cve-2026-66007": ("datasets", ["5.0.0"]),  # 3.4.0-5.0.0: not transformers
     "diffusers-cve-2026-65920": ("diffusers", ["0.39.0"]),  # 0.29.0-0.39.0: not transformers
     "transformers-cve-2023-2800": ("transformers", ["4.29.2"]),  # 4.22.0-4.29.2: no pin
-    "transformers-cve-2025-3262": ("transformers", ["4.50.3"]),  # 4.50.0-4.50.3: no pin
+    "transformers-cve-2025-3262": ("transformers", ["4.50.3"]),  # 4.49.0-4.50.3: no pin
+    "transformers-cve-2026-4372-4.52": ("transformers", ["4.53.3"]),  # 4.52.1-4.53.3: no pin
+    "transformers-cve-2026-4372-4.54": ("transformers", ["4.55.4"]),  # 4.54.0-4.55.4: no pin
 }
 TORCH = "torch==2.13.0"
 ACCELERATE = "accelerate==1.15.0"
@@ -101,6 +103,8 @@ PROBE_NEEDS: dict[str, list[str]] = {
     "transformers-43140": [TORCH, ACCELERATE],
     "transformers-44395": [TORCH],
     "transformers-cve-2025-3262": [TORCH, "rich==15.0.0"],  # the chat module: 4.57 imports it beside torch, 4.49 both
+    "transformers-cve-2026-4372-4.52": [TORCH],
+    "transformers-cve-2026-4372-4.54": [TORCH],
     "transformers-cve-2026-4372-4.57": [TORCH],
     "transformers-cve-2026-80047": [TORCH],
     "transformers-gas-5.5.4": [TORCH, ACCELERATE],
