@@ -94,6 +94,7 @@ PROOF_BEYOND_PINS: dict[str, tuple[str, list[str]]] = {
     "transformers-cve-2023-2800": ("transformers", ["4.29.2"]),  # 4.22.0-4.29.2: no pin
     "transformers-cve-2025-3262": ("transformers", ["4.50.3"]),  # 4.49.0-4.50.3: no pin
     "transformers-cve-2026-4372-4.52": ("transformers", ["4.53.3"]),  # 4.52.1-4.53.3: no pin
+    "transformers-cve-2026-5241-5.4": ("transformers", ["5.4.0"]),  # 5.4.0 only: no pin
     "transformers-cve-2026-4372-4.54": ("transformers", ["4.55.4"]),  # 4.54.0-4.55.4: no pin
 }
 TORCH = "torch==2.13.0"
