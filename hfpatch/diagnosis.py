@@ -314,10 +314,13 @@ def _not_covered(facts: Facts, suggest: Suggest) -> Diagnosis | None:
         if file.source is None or file.record_line != wheelrecord.line_for(file.file, file.source):
             return None
     side = f"older than {oldest}" if older else f"newer than {newest}"
+    # Another entry of the catalog (of another line of the same code) may have patched the file: say so.
+    held = sorted({other for file in facts.files if file.state for other in file.state.patches} - {patch.id})
+    but = f" but for {', '.join(held)}, which hfpatch applied" if held else ""
     summary = (
         f"{patch.distribution} {installation.version} is {side}, the releases {patch.id} was written from "
-        f"({oldest} to {newest}); its {'file is' if len(facts.files) == 1 else 'files are'} as released (RECORD "
-        "agrees), so hfpatch leaves it"
+        f"({oldest} to {newest}); its {'file is' if len(facts.files) == 1 else 'files are'} as released{but} "
+        "(RECORD agrees), so hfpatch leaves it"
     )
     if is_builtin(patch):
         # Not the user's to rewrite (and an entry of their own for the same statements would be refused beside it).

@@ -168,6 +168,8 @@ def _another_line(catalog: Path) -> str:
                 form.update(sha256="0" * 64, releases=["2.1"], lines=[])
     shutil.copytree(catalog / PATCH_ID, catalog / other)
     (catalog / other / "patch.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+    for fixed in (catalog / other / "fixed").glob("*.py"):  # that line's own fixed text
+        fixed.write_text(fixed.read_text(encoding="utf-8").rstrip("\n") + "  # 2.1\n", encoding="utf-8")
     return other
 
 
@@ -180,6 +182,13 @@ def test_an_entry_of_another_line_beside_the_one_that_decides_an_open_advisory_i
     assert re.search(r"not concerned here: .*\b1 not-covered", done.out), done.out
     assert f"  {FIXED[0]} ({FIXED[1]}): open: {PATCH_ID} is not applied here" in done.out, done.out
     assert f"  {other}: not-covered: " in hfpatch("check", "-v", env=audited.site.env()).out
+    # toypkg-1 applied, the other line's entry says whose patch the file holds.
+    assert hfpatch("apply", "--patch", PATCH_ID, env=audited.site.env()).code == 0
+    verbose = hfpatch("check", "-v", env=audited.site.env())
+    said = " ".join(line.strip() for line in verbose.lines)
+    assert f"{other}: not-covered: toypkg 1.0 is older than 2.1" in said, verbose.out
+    assert f"as released but for {PATCH_ID}, which hfpatch applied (RECORD agrees)" in said, verbose.out
+    assert f"{FIXED[0]} ({FIXED[1]}): fixed: {PATCH_ID} is applied here" in said, verbose.out
 
 
 def test_once_applied_the_advisory_is_fixed_and_folded(audited: Audited) -> None:
