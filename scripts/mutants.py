@@ -630,6 +630,36 @@ MUTANTS = [
         "        if os.path.realpath(directory) not in seen:\n            seen.add(os.path.realpath(directory))\n",
         "        if os.path.abspath(directory) not in seen:\n            seen.add(os.path.abspath(directory))\n",
     ),
+    # ------------------------------------------- one line of a statement's code an entry each (the security round)
+    Mutant(
+        "two-entries-of-one-statement-always-read",
+        "two entries of one statement are refused unless the releases they were written from do not meet",
+        "hfpatch/catalog.py",
+        "    return versions.is_older(last, other_first) or versions.is_older(other_last, first)\n",
+        "    return True\n",
+    ),
+    Mutant(
+        "a-form-without-the-bug-is-refused",
+        "a statement in a form the entry knows as fixed is left as it is while another target of its file is patched",
+        "hfpatch/rewrite.py",
+        "    if form is not None and form.verdict is Verdict.FIXED:\n        return []",
+        "    if False:\n        return []",
+    ),
+    Mutant(
+        "every-entry-of-an-open-advisory-has-its-line",
+        "an entry beside the one that decides an open advisory folds into the count line",
+        "hfpatch/audit.py",
+        "                not (status.entries or status.partial)\n"
+        "                or patch_id in {finding.entry for finding in (*status.entries, *status.partial)}\n",
+        "                True\n",
+    ),
+    Mutant(
+        "not-covered-hides-another-entrys-patch",
+        "a file another entry patched is never called as released",
+        "hfpatch/diagnosis.py",
+        '    but = f" but for {\', \'.join(held)}, which hfpatch applied" if held else ""\n',
+        '    but = ""\n',
+    ),
 ]
 
 
