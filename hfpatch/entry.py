@@ -158,6 +158,14 @@ class Target(NamedTuple):
         own = (text_sha256(form.fixed_text) for form in self.forms if form.fixed_text is not None)
         return tuple(dict.fromkeys([*([self.fixed_sha256] if self.fixed_sha256 else []), *own]))
 
+    def stays(self, digest: str) -> bool:
+        """A statement of this digest is left as it is by apply: a text the patch puts in, or a form without the
+        bug (one known as fixed, beside another target of its file that needs the patch)."""
+        if digest in self.fixed_digests():
+            return True
+        form = self.form_of(digest)
+        return form is not None and form.verdict is Verdict.FIXED
+
     def form_of(self, digest: str) -> Form | None:
         for form in self.forms:
             if form.sha256 == digest:

@@ -131,11 +131,9 @@ def _edits(place: shapes.Place, target: Target, unit: statements.Unit | None, or
     if unit is None:
         return shape.put_in(place, target, order)
     digest = digest_of(unit, target)
-    if target.fixed_text is not None and digest in target.fixed_digests():
+    if target.stays(digest):
         return []
     form = target.form_of(digest)
-    if form is not None and form.verdict is Verdict.FIXED:
-        return []  # a form without the bug, beside another target of the file that has it: left as it is
     if form is None or form.verdict is not Verdict.NEEDS_PATCH:
         # Never rewrite code the fix was not written for, whatever the caller decided before.
         raise UnexpectedCode(f"{target.name} in {place.file.file} is not a form the patch is written for")

@@ -77,11 +77,8 @@ class Replacement:
         fixed already stays as it is."""
         if digest is None:
             return target.fixed_sha256
-        if digest in target.fixed_digests():
+        if target.stays(digest):
             return digest
-        form = target.form_of(digest)
-        if form is not None and form.verdict is Verdict.FIXED:
-            return digest  # a form without the bug stays as it is
         fixed_text = target.fixed_for(digest, releases)
         return None if fixed_text is None else text_sha256(fixed_text)
 

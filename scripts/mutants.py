@@ -641,9 +641,9 @@ MUTANTS = [
     Mutant(
         "a-form-without-the-bug-is-refused",
         "a statement in a form the entry knows as fixed is left as it is while another target of its file is patched",
-        "hfpatch/rewrite.py",
-        "    if form is not None and form.verdict is Verdict.FIXED:\n        return []",
-        "    if False:\n        return []",
+        "hfpatch/entry.py",
+        "        form = self.form_of(digest)\n        return form is not None and form.verdict is Verdict.FIXED\n",
+        "        return False\n",
     ),
     Mutant(
         "every-entry-of-an-open-advisory-has-its-line",
