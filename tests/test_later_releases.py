@@ -1,0 +1,86 @@
+"""scripts/later_releases.py: an entry learns the digests of releases after the fix, by hfpatch's own reading.
+
+Over `madeup` (tests/wheelfactory.py): the entry is written by a real `hfpatch new` from the wheels up to 2.0; then
+2.0.1 (2.0's file), 2.1 (the fix in a file that differs elsewhere) and 2.3, which has the bug again, come out.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import wheelfactory as factory
+from support import hfpatch, in_process, run, sha256, wrapper_python
+
+from hfpatch import catalog, entry, index, statements
+from hfpatch.entry import Verdict
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "later_releases.py"
+TARGETS = ["--target", "madeup:madeup.core:total", "--target", "madeup:madeup.core:_clean"]
+
+
+def _written(tmp_path: Path) -> tuple[Path, Path]:
+    early = tmp_path / "early"
+    factory.build(early, ("0.8", "0.9", "1.0", "1.1", "1.2", "2.0"))
+    catalog = tmp_path / "catalog"
+    reading = ["--fixed-in", "2.0", "--catalog", str(catalog), "--find-links", str(early)]
+    done = hfpatch("new", "madeup-total", *TARGETS, *reading)
+    assert done.code == 0, done.out + done.err
+    later = tmp_path / "later"
+    factory.build(later, ("2.0", "2.0.1", "2.1"))
+    regressed = {**factory.release_files("1.0"), "madeup/__init__.py": b'"""madeup 2.3."""\n'}
+    factory.write_wheel(later, "2.3", regressed)
+    return catalog, later
+
+
+def _known(catalog: Path) -> dict[str, tuple[Verdict | None, tuple[str, ...]]]:
+    (file,) = entry.load(catalog / "madeup-total").files
+    return {known.sha256: (known.verdict, known.releases) for known in file.known_files}
+
+
+def _script(catalog: Path, later: Path) -> None:
+    done = run([sys.executable, str(SCRIPT), "--wheels", str(later), str(catalog)], cwd=catalog.parent)
+    assert done.code == 0, done.out + done.err
+    assert "madeup-total: madeup 2.3 madeup/core.py is needs-patch: not recorded" in done.err
+
+
+def test_the_releases_after_the_fix_are_known_by_digest_and_a_regression_is_left_to_be_read(tmp_path: Path) -> None:
+    catalog, later = _written(tmp_path)
+    before, read = _known(catalog), entry.load(catalog / "madeup-total").releases_read
+    assert sha256(factory.CORE_TEXTS["2.1"]) not in before
+    _script(catalog, later)
+    after = _known(catalog)
+    assert after[sha256(factory.CORE_TEXTS["2.0"])] == (Verdict.FIXED, ("2.0", "2.0.1"))  # one file, two releases
+    assert after[sha256(factory.CORE_TEXTS["2.1"])] == (Verdict.FIXED, ("2.1",))
+    buggy = sha256(factory.CORE_TEXTS["1.0"])  # what 2.3 ships: its row is as new wrote it
+    assert after[buggy] == before[buggy] and "2.3" not in after[buggy][1]
+    assert entry.load(catalog / "madeup-total").releases_read == read  # what it was written from
+    assert (catalog / index.INDEX).read_text(encoding="utf-8") == index.text(catalog)
+
+
+def test_check_on_a_later_release_decides_by_digest_as_it_did_by_parsing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written, later = _written(tmp_path)
+    site = factory.install(later / "madeup-2.1-py3-none-any.whl", tmp_path / "site")
+    parses: Counter[str] = Counter()
+    parse = statements._parse
+
+    def counted(source: bytes, what: str) -> statements.SourceFile:
+        parses[what] += 1
+        return parse(source, what)
+
+    monkeypatch.setattr(statements, "_parse", counted)
+    python = wrapper_python(tmp_path / "bin" / "python", site)
+    argv = ["check", "--python", python, "--catalog", str(written), "--patch", "madeup-total", "--no-config"]
+    parsed = in_process(argv, capsys)
+    assert parses["madeup/core.py"] == 1
+    _script(written, later)
+    statements._PARSED.clear()
+    catalog._whole.cache_clear()  # the entry as the script left it, as a new process reads it
+    known = in_process(argv, capsys)
+    assert parses["madeup/core.py"] == 1  # not again
+    labels = [(done.code, done.label("madeup-total")) for done in (parsed, known)]
+    assert labels == [(0, "fixed-upstream")] * 2, known.out + known.err
