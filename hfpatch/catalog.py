@@ -127,7 +127,43 @@ def _header(directory: Path, found: index.Index | None) -> tuple[Patch, Changes 
     record = None if found is None else found.trusted(directory)
     if record is None:
         return entry.load(directory, whole=False), None
-    return entry.from_data(record.header, directory, directory / ENTRY, whole=False), record.changes
+    try:
+        patch = entry.from_index(record.header, directory)
+    except (KeyError, TypeError, ValueError, IndexError):  # not what index.header writes: the entry says
+        return entry.load(directory, whole=False), None
+    if patch.id != directory.name:
+        return entry.load(directory, whole=False), None
+    _INDEXED[directory] = record
+    return patch, record.changes
+
+
+# The index's record of each entry read as its header from a current index, by directory: what by_digest reads.
+_INDEXED: dict[Path, index.Indexed] = {}
+
+
+def by_digest(patch: Patch, digests: Mapping[str, str]) -> Patch | None:
+    """The patch as `check` needs it where the index knows every file by the digest installed (`digests`, by
+    file) and none as one that is not applicable (whose reason is the code's to give): its header, each file's
+    known files and its targets by name, so that patch.json is not read. None: the whole entry is needed."""
+    record = None if patch.whole else _INDEXED.get(patch.directory)
+    known = None if record is None else index.known_files(patch.directory.parent, patch.directory.name, record)
+    if record is None or known is None or set(known) != {file.file for file in patch.files}:
+        return None
+    for file in patch.files:
+        digest = digests.get(file.file)
+        if digest is None:
+            continue
+        row = next((each for each in known[file.file] if each.sha256 == digest), None)
+        if row is None or row.verdict is entry.Verdict.NOT_APPLICABLE:
+            return None
+    files = tuple(
+        file._replace(
+            known_files=known[file.file],
+            targets=tuple(entry.Target(name, None, ()) for name in record.changes.get(file.file, ())),
+        )
+        for file in patch.files
+    )
+    return patch._replace(files=files)
 
 
 def _changes(patch: Patch) -> Changes:

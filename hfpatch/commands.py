@@ -93,14 +93,28 @@ def _run(
     usable = [result.environment for result in results if result.environment is not None]
     for each in usable:
         each.locate_all(patches)
-    concerned = [patch for patch in patches if any(_concerns(each, patch) for each in usable)]
-    wanted = {patch.id: catalog.whole_entry(patch) for patch in concerned}
+    concerned = {patch.id: [each for each in usable if _concerns(each, patch)] for patch in patches}
+    by_digest = {
+        (id(each), patch.id): _by_digest(each, patch) if command is Command.CHECK else None
+        for patch in patches
+        for each in concerned[patch.id]
+    }
+    wanted = {
+        patch.id: catalog.whole_entry(patch)
+        for patch in patches
+        if any(by_digest[(id(each), patch.id)] is None for each in concerned[patch.id])
+    }
     for index, result in enumerate(results):
         environment = result.environment
         if environment is None:
             continue
         here = options._replace(suggest=advice_for(result.requested))
-        chosen = [wanted.get(patch.id, patch) if _has(environment, patch) else patch for patch in patches]
+        chosen = [
+            by_digest.get((id(environment), patch.id)) or wanted.get(patch.id, patch)
+            if _has(environment, patch)
+            else patch
+            for patch in patches
+        ]
         if known is not None:
             chosen += stranded.find(environment.python, known)
         try:
@@ -126,6 +140,17 @@ def _has(environment: Environment, patch: Patch) -> bool:
         return environment.installation_of(patch) is not None
     except HfpatchError:
         return True
+
+
+def _by_digest(environment: Environment, patch: Patch) -> Patch | None:
+    """For `check`: the patch as its header and the index's known files, where those know every installed file of
+    it by digest (catalog.by_digest); None: its whole entry is read."""
+    try:
+        installation = environment.installation_of(patch)
+    except HfpatchError:
+        return None
+    digests = None if installation is None else facts.installed_digests(patch, installation)
+    return None if digests is None else catalog.by_digest(patch, digests)
 
 
 def _concerns(environment: Environment, patch: Patch) -> bool:

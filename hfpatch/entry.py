@@ -297,6 +297,28 @@ def from_data(data: object, directory: Path, path: Path, *, whole: bool = True) 
         raise CatalogError(f"{path} is not a valid patch entry: {detail}.") from None
 
 
+def from_index(header: Mapping[str, Any], directory: Path) -> Patch:
+    """An entry's header as a catalog's index holds it (hfpatch.index.header), unvalidated: the index was written
+    from the entry read whole, and is taken only while patch.json is what it was written from. A catalog of
+    hundreds of entries of distributions not installed costs a look-up each, not a validation each."""
+    files = tuple(PatchFile(str(file["module"]), str(file["file"]), ()) for file in header["files"])
+    span = header.get("releases_read")
+    return Patch(
+        id=str(header["id"]),
+        title=str(header["title"]),
+        upstream=str(header["upstream"]),
+        url=str(header["url"]),
+        distribution=str(header["distribution"]),
+        fixed_in=header.get("fixed_in"),
+        first_defined_in=header.get("first_defined_in"),
+        files=files,
+        directory=directory,
+        advisories=tuple(header.get("advisories", ())),
+        releases_read=None if span is None else (str(span[0]), str(span[1])),
+        whole=False,
+    )
+
+
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     data = dict(pairs)
     if len(data) != len(pairs):

@@ -139,6 +139,22 @@ def never_installed(patch: Patch, installation: Installation) -> bool:
     )
 
 
+def installed_digests(patch: Patch, installation: Installation) -> dict[str, str] | None:
+    """The digest of each of the patch's files that is installed, read once a run as gather reads them; None where
+    hfpatch keeps state in the installation (what a state says is the whole entry's to judge)."""
+    if _keeps_state(installation.root):
+        return None
+    found: dict[str, str] = {}
+    for file in patch.files:
+        path = installation.path_of(file.file)
+        if os.path.exists(path):  # noqa: PTH110
+            try:
+                found[file.file] = _read_once(path).sha256
+            except HfpatchError:
+                return None
+    return found
+
+
 def _without_removed_files_absent(gathered: tuple[FileFacts, ...]) -> tuple[FileFacts, ...]:
     """A file the patch removes that this release never had (RECORD does not list it, hfpatch holds no state of it)
     is as the fix wants it: only the others are acted on. Where the release has none of them, all stay, and the
@@ -283,7 +299,7 @@ def _file(
     record: bytes | None,
 ) -> FileFacts:
     root, path = installation.root, installation.path_of(patch_file.file)
-    found = FileFacts(patch_file, path, link=_link(root, path))
+    found = FileFacts(patch_file, path)
     saved: state.FileState | None = implied
     leftover = False
     if _keeps_state(root):  # most environments have no .hfpatch anywhere: nothing of it to look up per file
@@ -302,7 +318,12 @@ def _file(
         record_line=record_line,
         unlisted=unlisted,
     )
-    if not os.path.exists(path):  # noqa: PTH110 - the plain call: a removed file's entry names hundreds
+    exists = os.path.exists(path)  # noqa: PTH110 - the plain call: a removed file's entry names hundreds
+    # Whether a link is in the way matters where hfpatch may write: a file that is there, one the patch adds, one
+    # hfpatch's state holds. A file missing besides (a release without it) is never written: no links looked for.
+    if exists or patch_file.shape is FileShape.ADD or saved is not None or leftover:
+        found = found._replace(link=_link(root, path))
+    if not exists:
         if patch_file.shape is FileShape.ADD:  # what the patch adds is not there yet (or no longer)
             return found._replace(source=b"", source_sha256=EMPTY_SHA256, absent=True)
         return found._replace(missing=True)

@@ -23,9 +23,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from hfpatch import entry
-from hfpatch.entry import ENTRY, Patch
+from hfpatch.entry import ENTRY, FileShape, KnownFile, Patch, Verdict
 
 INDEX = "index.json"
+# Beside it: each entry's known files, by digest (what `check` needs of an entry whose files it knows).
+KNOWN = "known.json"
 SCHEMA = 1
 _GRACE_NS = 2_000_000_000
 
@@ -51,7 +53,7 @@ class Index(NamedTuple):
         if record is None:
             return None
         try:
-            found = (directory / ENTRY).stat()
+            found = os.stat(f"{directory}{os.sep}{ENTRY}")  # noqa: PTH116 - a string: one per entry of the catalog
         except OSError:
             return None
         if found.st_size != record.size or found.st_mtime_ns > self.written_ns + _GRACE_NS:
@@ -80,6 +82,59 @@ def _record(item: Mapping[str, Any]) -> Indexed:
     return Indexed(str(item["sha256"]), int(item["size"]), header, changes)
 
 
+# Read once a process, by catalog, and only where `check` asks for an entry's known files: a catalog whose
+# distributions are not installed never reads it.
+_KNOWN: dict[Path, Mapping[str, Any]] = {}
+
+
+def known_files(catalog: Path, name: str, record: Indexed) -> dict[str, tuple[KnownFile, ...]] | None:
+    """The known files of each file of an entry (its record in the index, current), from the catalog's known.json:
+    what `check` needs of an entry whose installed files are all known by digest, without reading patch.json. The
+    rows are those of the entry read whole and validated when the index was written, and are taken only where
+    known.json was written from the very patch.json the record was (its sha256). None: not there, or not that."""
+    if catalog not in _KNOWN:
+        try:
+            data = json.loads((catalog / KNOWN).read_bytes())
+            _KNOWN[catalog] = data["entries"] if isinstance(data, dict) and data.get("schema") == SCHEMA else {}
+        except (OSError, ValueError, KeyError, TypeError):
+            _KNOWN[catalog] = {}
+    item = _KNOWN[catalog].get(name)
+    try:
+        if not isinstance(item, dict) or item["sha256"] != record.sha256:
+            return None
+        return {
+            str(file): tuple(
+                KnownFile(
+                    str(sha), tuple(map(str, releases)), _VERDICTS[verdict], None if patched is None else str(patched)
+                )
+                for sha, verdict, patched, releases in rows
+            )
+            for file, rows in item["known"].items()
+        }
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+_VERDICTS: dict[str, Verdict | None] = {verdict.value: verdict for verdict in Verdict} | {entry.ABSENT: None}
+
+
+def _known_rows(patch: Patch) -> dict[str, list[list[Any]]] | None:
+    if any(file.shape is FileShape.ADD for file in patch.files):
+        return None
+    return {
+        file.file: [
+            [
+                known.sha256,
+                entry.ABSENT if known.verdict is None else known.verdict.value,
+                known.patched_sha256,
+                list(known.releases),
+            ]
+            for known in file.known_files
+        ]
+        for file in patch.files
+    }
+
+
 def header(patch: Patch) -> dict[str, Any]:
     """The header of a patch as schema 3 writes it: what entry.from_data reads back as the patch's header."""
     data: dict[str, Any] = {"schema": 3, "id": patch.id, "title": patch.title, "upstream": patch.upstream}
@@ -96,9 +151,11 @@ def header(patch: Patch) -> dict[str, Any]:
     return data
 
 
-def build(catalog: Path) -> dict[str, Any]:
-    """The index of a catalog, from each of its entries read whole (a fault in one is its CatalogError)."""
+def build(catalog: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The index of a catalog and its known files, from each of its entries read whole (a fault in one is its
+    CatalogError)."""
     entries: dict[str, Any] = {}
+    known: dict[str, Any] = {}
     for directory in sorted(path for path in catalog.iterdir() if (path / ENTRY).is_file()):
         data = (directory / ENTRY).read_bytes()
         patch = entry.load(directory)
@@ -108,30 +165,41 @@ def build(catalog: Path) -> dict[str, Any]:
             "header": header(patch),
             "changes": {file.file: [target.name for target in file.targets] for file in patch.files},
         }
-    return {"schema": SCHEMA, "entries": entries}
+        rows = _known_rows(patch)
+        if rows is not None:
+            known[directory.name] = {"sha256": entries[directory.name]["sha256"], "known": rows}
+    return {"schema": SCHEMA, "entries": entries}, {"schema": SCHEMA, "entries": known}
 
 
-def text(catalog: Path) -> str:
-    return json.dumps(build(catalog), indent=1, sort_keys=True) + "\n"
+def texts(catalog: Path) -> tuple[str, str]:
+    """index.json's text and known.json's (one row a line: it is read by machines, and big)."""
+    found, known = build(catalog)
+    return json.dumps(found, indent=1, sort_keys=True) + "\n", json.dumps(known, sort_keys=True) + "\n"
 
 
 def write(catalog: Path) -> Path:
-    """Write the catalog's index from its entries (atomically: a reader sees the old index or the new)."""
+    """Write the catalog's index from its entries (atomically: a reader sees the old index or the new). known.json
+    first: a reader takes its rows only for the patch.json the index's record names."""
     from hfpatch import files
 
+    index_text, known_text = texts(catalog)
+    files.write_atomically(catalog / KNOWN, known_text.encode("utf-8"))
     path = catalog / INDEX
-    files.write_atomically(path, text(catalog).encode("utf-8"))
+    files.write_atomically(path, index_text.encode("utf-8"))
+    _KNOWN.pop(catalog, None)
     return path
 
 
 def stale(catalog: Path) -> str | None:
     """Why the catalog's index is not its entries' (missing, or another text), or None where it is."""
-    path = catalog / INDEX
-    try:
-        current = path.read_text(encoding="utf-8")
-    except OSError:
-        return f"{path} is missing"
-    return None if current == text(catalog) else f"{path} does not match the entries beside it"
+    for path, wanted in zip((catalog / INDEX, catalog / KNOWN), texts(catalog), strict=True):
+        try:
+            current = path.read_text(encoding="utf-8")
+        except OSError:
+            return f"{path} is missing"
+        if current != wanted:
+            return f"{path} does not match the entries beside it"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

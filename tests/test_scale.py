@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from support import in_process, run, wrapper_python
+from support import in_process, run, sha256, wrapper_python
 from toy import A_ID, B_ID, BUGGY_MODULE, FIXED_GREET, PATCH_ID, entry_data, make_composed_site, make_site
 
 from hfpatch import catalog, files, index, statements
@@ -120,6 +120,39 @@ def test_an_entry_of_files_the_release_never_had_is_never_opened(
     assert (conditions[where.name], conditions[PATCH_ID]) == ("not-applicable", "needs-patch")
     (site.root / "toypkg" / "never.py").write_text("x = 1\n", encoding="utf-8")
     assert in_process([*argv, "--no-config"], capsys).code == 2, "on disk: the entry is read whole, its fault said"
+
+
+def test_an_entry_whose_installed_files_its_index_knows_by_digest_is_checked_unopened(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """toypkg 1.0's core.py is a known file of toypkg-1: `check` takes its verdict from known.json beside the index,
+    and its patch.json (scrambled, as the index last saw it) is never read. Code no digest knows, a stale
+    known.json, or hfpatch's state in the environment each have the entry read whole: there its fault is said."""
+    site = make_site(tmp_path / "toy")
+    python = wrapper_python(tmp_path / "bin" / "python", site.root)
+    index.write(site.team_catalog)
+    entry_file = site.team_catalog / PATCH_ID / "patch.json"
+    kept = entry_file.read_bytes()
+    scramble_keeping_size_and_time(entry_file)
+    argv = ["check", "--python", python, "--catalog", str(site.team_catalog), "--patch", PATCH_ID, "--no-config"]
+    done = in_process(argv, capsys)
+    assert (done.code, done.label(PATCH_ID)) == (1, "needs-patch"), done.out + done.err
+    assert "the released 1.0 file" in done.out
+
+    known_file = site.team_catalog / index.KNOWN
+    rows = known_file.read_text(encoding="utf-8")
+    known_file.write_text(rows.replace(sha256(kept), "0" * 64), encoding="utf-8")
+    index._KNOWN.clear()
+    assert in_process(argv, capsys).code == 2, "known.json of another patch.json: the entry is read whole"
+    known_file.write_text(rows, encoding="utf-8")
+    index._KNOWN.clear()
+
+    site.file.write_text(BUGGY_MODULE + "# rebuilt\n", encoding="utf-8")
+    assert in_process(argv, capsys).code == 2, "code no digest knows: the entry is read whole"
+    site.file.write_text(BUGGY_MODULE, encoding="utf-8")
+    assert in_process(argv, capsys).code == 1
+    (site.root / ".hfpatch").mkdir()
+    assert in_process(argv, capsys).code == 2, "hfpatch's state here: the entry is read whole"
 
 
 def test_an_entry_changed_after_its_index_is_read_from_patch_json(

@@ -388,7 +388,8 @@ def test_a_whole_modules_fix_makes_the_old_release_the_fixed_file_byte_for_byte(
     assert (applied.code, applied.label("madeup-shapes")) == (0, "patched"), applied.out + applied.err
     assert installed.read_text() == SHAPES_20
     assert venv.run(use) == "1x2x3 cm 6"
-    assert _hfpatch(venv, "check", tmp_path / "catalog", "madeup-shapes").code == 0
+    checked = _hfpatch(venv, "check", tmp_path / "catalog", "madeup-shapes")
+    assert checked.code == 0, checked.out + checked.err
     reverted = _hfpatch(venv, "revert", tmp_path / "catalog", "madeup-shapes")
     assert reverted.code == 0, reverted.out + reverted.err
     assert installed.read_text() == SHAPES_10
