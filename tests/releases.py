@@ -90,6 +90,7 @@ PROOF_BY_LINE: dict[str, tuple[str, list[str]]] = {
 PROOF_BEYOND_PINS: dict[str, tuple[str, list[str]]] = {
     "datasets-cve-2026-65010": ("datasets", ["5.0.0"]),  # 3.0.0-5.0.0: not transformers
     "datasets-cve-2026-66007": ("datasets", ["5.0.0"]),  # 3.4.0-5.0.0: not transformers
+    "diffusers-cve-2026-44513": ("diffusers", ["0.37.1"]),  # 0.37.0-0.37.1: not transformers
     "diffusers-cve-2026-65920": ("diffusers", ["0.39.0"]),  # 0.29.0-0.39.0: not transformers
     "transformers-cve-2023-2800": ("transformers", ["4.29.2"]),  # 4.22.0-4.29.2: no pin
     "transformers-cve-2025-3262": ("transformers", ["4.50.3"]),  # 4.49.0-4.50.3: no pin
@@ -108,6 +109,7 @@ PROBE_NEEDS: dict[str, list[str]] = {
     "transformers-cve-2026-4372-4.54": [TORCH],
     "transformers-cve-2026-4372-4.57": [TORCH],
     "transformers-cve-2026-80047": [TORCH],
+    "diffusers-cve-2026-44513": [TORCH],  # DiffusionPipeline; no transformers, no accelerate
     "transformers-gas-5.5.4": [TORCH, ACCELERATE],
     "transformers-convert-scripts": [TORCH],
 }
