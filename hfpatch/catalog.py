@@ -106,8 +106,9 @@ def select(
     entries = entry_dirs(catalog_dirs(catalogs)) if entries is None else entries
     unknown = [patch_id for patch_id in patch_ids if patch_id not in entries]
     if unknown:
-        known = ", ".join(entries) or "none"
-        raise UnknownPatch(unknown[0], f"no patch named {unknown[0]!r} in the catalog (it has: {known}).")
+        raise UnknownPatch(
+            unknown[0], f"no patch named {unknown[0]!r} in the catalog ({_nearest(unknown[0], entries)})."
+        )
     chosen = [entries[patch_id] for patch_id in (patch_ids or list(entries))]
     if whole:
         patches = [entry.load(directory) for directory in chosen]
@@ -117,6 +118,21 @@ def select(
     loaded = [_header(directory, indexes[directory.parent]) for directory in chosen]
     _refuse_overlaps(loaded)
     return [patch for patch, _ in loaded]
+
+
+def _nearest(patch_id: str, entries: Mapping[str, Path]) -> str:
+    """What the catalog has, in a few words however many entries it holds: all of them where they are few, else
+    the id nearest the one given and how to list them."""
+    if len(entries) <= _LISTED:
+        return f"it has: {', '.join(entries) or 'none'}"
+    import difflib
+
+    near = difflib.get_close_matches(patch_id, list(entries), n=1, cutoff=0.6)
+    meant = f"did you mean {near[0]}? " if near else ""
+    return f"{meant}`hfpatch list` lists its {len(entries)} entries"
+
+
+_LISTED = 5
 
 
 # The statements a patch changes, by file (None: not known without reading the entry whole).

@@ -18,6 +18,8 @@ import pytest
 from support import Completed, Site, clean_env, hfpatch, imports_of, python_path
 from toy import FIXED_MODULE, PATCH_ID, make_site
 
+from hfpatch import catalog
+
 TABLE = """\
 [project]
 name = "app"
@@ -116,7 +118,15 @@ def test_the_command_line_adds_catalogs_and_its_patches_override_the_files(proje
 
 def test_no_config_ignores_the_file_and_config_names_one(project: Project, tmp_path: Path) -> None:
     ignored = project.run("check", "--no-config", "--patch", PATCH_ID)
-    assert error_line(ignored).startswith(f"hfpatch: error: no patch named '{PATCH_ID}' in the catalog (it has: ")
+    said = error_line(ignored)
+    assert said.startswith(f"hfpatch: error: no patch named '{PATCH_ID}' in the catalog (`hfpatch list` lists its ")
+    assert len(said) <= 120, "however many entries the catalogs hold"
+    near = project.run("check", "--no-config", "--patch", "transformers-46619")
+    # the nearest id only: the line grows with the ids' lengths, never with the catalog's
+    assert error_line(near) == (
+        "hfpatch: error: no patch named 'transformers-46619' in the catalog (did you mean transformers-46618? "
+        f"`hfpatch list` lists its {len(catalog.entry_dirs([catalog.builtin_catalog()]))} entries)."
+    )
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -158,7 +168,7 @@ def test_the_table_is_found_however_toml_spells_it(tmp_path: Path, pyproject: st
     [
         pytest.param(
             TABLE.replace('"toypkg-1"]', '"toypkg-1", "mylib-123"]'),
-            "{file}:6: [tool.hfpatch] patches: no patch named 'mylib-123' in the catalog (it has: ",
+            "{file}:6: [tool.hfpatch] patches: no patch named 'mylib-123' in the catalog (`hfpatch list` lists its ",
             id="a-required-id-no-catalog-has",
         ),
         pytest.param(
