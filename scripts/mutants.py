@@ -660,6 +660,27 @@ MUTANTS = [
         '    but = f" but for {\', \'.join(held)}, which hfpatch applied" if held else ""\n',
         '    but = ""\n',
     ),
+    Mutant(
+        "check-by-digest-despite-state",
+        "an entry is read whole where hfpatch keeps state in the environment, never decided from its index alone",
+        "hfpatch/facts.py",
+        "    if _keeps_state(installation.root):\n        return None\n    found: dict[str, str] = {}\n",
+        "    found: dict[str, str] = {}\n",
+    ),
+    Mutant(
+        "check-by-digest-of-another-entry",
+        "known.json's rows are taken only for the patch.json the index's record was written from",
+        "hfpatch/index.py",
+        '        if not isinstance(item, dict) or item["sha256"] != record.sha256:\n',
+        "        if not isinstance(item, dict):\n",
+    ),
+    Mutant(
+        "check-by-digest-of-unknown-code",
+        "an installed file no known file lists has the entry read whole (its code parsed)",
+        "hfpatch/catalog.py",
+        "        if row is None or row.verdict is entry.Verdict.NOT_APPLICABLE:\n            return None\n",
+        "        if row is not None and row.verdict is entry.Verdict.NOT_APPLICABLE:\n            return None\n",
+    ),
 ]
 
 

@@ -143,16 +143,19 @@ def test_an_entry_whose_installed_files_its_index_knows_by_digest_is_checked_uno
     rows = known_file.read_text(encoding="utf-8")
     known_file.write_text(rows.replace(sha256(kept), "0" * 64), encoding="utf-8")
     index._KNOWN.clear()
-    assert in_process(argv, capsys).code == 2, "known.json of another patch.json: the entry is read whole"
+    other = in_process(argv, capsys)
+    assert (other.code, f"{entry_file} is not valid JSON" in other.err) == (2, True), "known.json of another entry"
     known_file.write_text(rows, encoding="utf-8")
     index._KNOWN.clear()
 
     site.file.write_text(BUGGY_MODULE + "# rebuilt\n", encoding="utf-8")
-    assert in_process(argv, capsys).code == 2, "code no digest knows: the entry is read whole"
+    rebuilt = in_process(argv, capsys)
+    assert (rebuilt.code, f"{entry_file} is not valid JSON" in rebuilt.err) == (2, True), "read whole: its fault said"
     site.file.write_text(BUGGY_MODULE, encoding="utf-8")
     assert in_process(argv, capsys).code == 1
     (site.root / ".hfpatch").mkdir()
-    assert in_process(argv, capsys).code == 2, "hfpatch's state here: the entry is read whole"
+    held = in_process(argv, capsys)
+    assert (held.code, f"{entry_file} is not valid JSON" in held.err) == (2, True), "hfpatch's state here"
 
 
 def test_an_entry_changed_after_its_index_is_read_from_patch_json(
