@@ -212,9 +212,11 @@ def every_release(session: nox.Session) -> None:
     named: set[tuple[str, str]] = set()
     for patch_id in chosen:
         data = json.loads(Path("patches", patch_id, "patch.json").read_text(encoding="utf-8"))
-        for file in data["files"]:
-            for known in file["known_files"]:
-                named.update((data["distribution"], release) for release in known["releases"])
+        releases = {release for file in data["files"] for known in file["known_files"] for release in known["releases"]}
+        if "releases_read" in data:  # the others are known only so that check need not parse them
+            oldest, newest = (_version(release) for release in data["releases_read"])
+            releases = {release for release in releases if oldest <= _version(release) <= newest}
+        named.update((data["distribution"], release) for release in releases)
     for distribution, release in sorted(named, key=lambda each: (each[0], _version(each[1]))):
         requirement = f"{distribution}=={release}"
         session.install(requirement)

@@ -187,7 +187,7 @@ def _file_lacks_targets(file: FileFacts) -> bool:
         return False
     known = file.patch_file.known_file(file.source_sha256)
     if known is not None:
-        return known.verdict is None
+        return known.verdict is None and not known.code_unknown
     from hfpatch import classify, statements  # a file no digest knows: parsed, as the diagnosis parsed it
 
     targets = [target for target in file.patch_file.targets if target.shape is not Shape.INSERT]

@@ -58,6 +58,8 @@ def identify(source: bytes, patch: Patch, file: PatchFile, version: str | None) 
     if known is not None:
         what = "file" if len(patch.files) == 1 else file.file
         where = f"the released {release_span(known.releases, empty='unlisted')} {what}"
+        if known.code_unknown:  # another line's code, outside the releases the entry was written from
+            return Classification(None, f"{where} is code {patch.id} does not know", released_in=known.releases)
         if known.verdict is None:
             return Classification(Verdict.NOT_APPLICABLE, f"{where} has no {file.target_names}")
         if known.verdict is not Verdict.NOT_APPLICABLE:  # for that one, the form's reason is worth a parse

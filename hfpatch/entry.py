@@ -54,6 +54,9 @@ ADVISORY = re.compile(r"(CVE-\d{4}-\d{4,}|GHSA(-[23456789cfghjmpqrvwx]{4}){3}|PY
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 # A known file's verdict where the release has none of the targets (no Verdict: no form of them to judge).
 ABSENT = "absent"
+# A known file's verdict where the release, outside those the entry was written from, has the targets in code the
+# entry does not know (another line's, which another entry carries): `check` says not-covered without parsing it.
+UNKNOWN = "unknown"
 
 
 class Verdict(enum.Enum):
@@ -183,8 +186,24 @@ class KnownFile(NamedTuple):
 
     sha256: str
     releases: tuple[str, ...]
-    verdict: Verdict | None  # None: the targets are absent
+    verdict: Verdict | None  # None: the targets are absent, or (code_unknown) in code the entry does not know
     patched_sha256: str | None = None
+    code_unknown: bool = False
+
+    @property
+    def label(self) -> str:
+        """The verdict as patch.json spells it."""
+        return UNKNOWN if self.code_unknown else ABSENT if self.verdict is None else self.verdict.value
+
+
+def known_verdict(label: str) -> tuple[Verdict | None, bool]:
+    """A known file's verdict and whether it is code the entry does not know, from patch.json's spelling; ValueError
+    for any other word."""
+    if label == UNKNOWN:
+        return None, True
+    if label == ABSENT:
+        return None, False
+    return Verdict(label), False
 
 
 class PatchFile(NamedTuple):
@@ -613,11 +632,18 @@ def _check_fitted(name: str, forms: Sequence[Form], fixed_text: str | None) -> N
 def _known_file(data: Mapping[str, Any]) -> KnownFile:
     _known_keys(data, "a known file")
     _optional_string(data, "note")  # for the reader only
+    label = _string(data, "verdict")
+    verdict, unknown = (
+        (None, True) if label == UNKNOWN else (None if label == ABSENT else _verdict(data, ABSENT), False)
+    )
+    if unknown and "patched_sha256" in data:
+        raise ValueError("a known file of code the entry does not know has no patched_sha256")
     return KnownFile(
         sha256=_digest(data, "sha256"),
         releases=_versions(data, "releases"),
-        verdict=None if _string(data, "verdict") == ABSENT else _verdict(data, ABSENT),
+        verdict=verdict,
         patched_sha256=_digest(data, "patched_sha256") if "patched_sha256" in data else None,
+        code_unknown=unknown,
     )
 
 
@@ -832,7 +858,7 @@ def _render_file(patch: Patch, file: PatchFile) -> dict[str, object]:
         "known_files": [
             {
                 "sha256": known.sha256,
-                "verdict": known.verdict.value if known.verdict else ABSENT,
+                "verdict": known.label,
                 "releases": list(known.releases),
                 **({"patched_sha256": known.patched_sha256} if known.patched_sha256 else {}),
                 **(

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from hfpatch import entry
-from hfpatch.entry import ENTRY, FileShape, KnownFile, Patch, Verdict
+from hfpatch.entry import ENTRY, FileShape, KnownFile, Patch
 
 INDEX = "index.json"
 # Beside it: each entry's known files, by digest (what `check` needs of an entry whose files it knows).
@@ -103,19 +103,18 @@ def known_files(catalog: Path, name: str, record: Indexed) -> dict[str, tuple[Kn
         if not isinstance(item, dict) or item["sha256"] != record.sha256:
             return None
         return {
-            str(file): tuple(
-                KnownFile(
-                    str(sha), tuple(map(str, releases)), _VERDICTS[verdict], None if patched is None else str(patched)
-                )
-                for sha, verdict, patched, releases in rows
-            )
+            str(file): tuple(_known_file(sha, label, patched, releases) for sha, label, patched, releases in rows)
             for file, rows in item["known"].items()
         }
     except (KeyError, TypeError, ValueError):
         return None
 
 
-_VERDICTS: dict[str, Verdict | None] = {verdict.value: verdict for verdict in Verdict} | {entry.ABSENT: None}
+def _known_file(sha256: object, label: object, patched: object, releases: Sequence[object]) -> KnownFile:
+    verdict, unknown = entry.known_verdict(str(label))
+    return KnownFile(
+        str(sha256), tuple(map(str, releases)), verdict, None if patched is None else str(patched), unknown
+    )
 
 
 def _known_rows(patch: Patch) -> dict[str, list[list[Any]]] | None:
@@ -125,7 +124,7 @@ def _known_rows(patch: Patch) -> dict[str, list[list[Any]]] | None:
         file.file: [
             [
                 known.sha256,
-                entry.ABSENT if known.verdict is None else known.verdict.value,
+                known.label,
                 known.patched_sha256,
                 list(known.releases),
             ]

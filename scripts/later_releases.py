@@ -1,17 +1,18 @@
-"""Record in a catalog's entries the digest of every release after the fix, so that `check` knows them unparsed.
+"""Record in a catalog's entries the digest of the releases they were not written from, so that `check` knows
+their files without parsing them.
 
     python scripts/later_releases.py --wheels DIR CATALOG [PATCH_ID ...]
 
-An entry knows by digest the files of the releases it was written from; a later release whose file it does not know
-is parsed by every `check` (the installed code decides). For each entry (all of the catalog's by default) and each
-wheel in DIR of its distribution at or after its fixed_in that no known file lists, this reads the entry's files from
-the wheel and classifies each with hfpatch's own classifier, as `check` would on that release. Where every file is
-fixed or not applicable (or the release lacks a file, which RECORD then says it never had), each file's digest is
-recorded with that verdict: the
-release is added to the known file of that digest, or a known file of its own is added. Anything else (a release
-after the fix with the bug, or code the entry does not know) is printed and not recorded: that is for a person to
-read. releases_read is left as it is: it names the releases the entry was written from. The catalog's index is
-written again at the end.
+An entry knows by digest the files of the releases it was written from; any other release's file is parsed by every
+`check` (the installed code decides). For each entry (all of the catalog's by default) and each wheel in DIR of its
+distribution that no known file lists, at or after its fixed_in or outside its releases_read, this reads the entry's
+files from the wheel and classifies each with hfpatch's own classifier, as `check` would on that release. Where each
+file is fixed or not applicable (or absent: RECORD then says the release never had it), or, outside releases_read,
+code the entry does not know (another line's, which `check` calls not-covered there: verdict "unknown"), each file's
+digest is recorded with that verdict: the release is added to the known file of that digest, or a known file of its
+own is added. Anything else (a release after the fix with the bug again, say) is printed and not recorded: that is
+for a person to read. releases_read is left as it is: it names the releases the entry was written from. The
+catalog's index is written again at the end.
 """
 
 from __future__ import annotations
@@ -59,32 +60,35 @@ def main() -> int:
 
 
 def _extended(patch: Patch, paths: list[Path]) -> Patch:
-    if patch.fixed_in is None:
-        return patch
-    floor = Version(patch.fixed_in)
     files = [file for file in patch.files if file.shape is FileShape.EDIT]
     listed = {release for file in files for known in file.known_files for release in known.releases}
-    added: dict[str, dict[str, tuple[Verdict | None, list[str]]]] = {file.file: {} for file in files}
+    added: dict[str, dict[str, KnownFile]] = {file.file: {} for file in files}  # file -> digest -> its row
     for path in sorted(paths, key=wheels.version_of):
         version = wheels.version_of(path)
-        if version < floor or version.is_prerelease or str(version) in listed:
+        if version.is_prerelease or str(version) in listed:
             continue
-        found = _read(patch, files, path, str(version))
-        if found is None:
-            continue
-        for name, (digest, verdict) in found.items():
-            added[name].setdefault(digest, (verdict, []))[1].append(str(version))
-    new_files = [_with(file, added.get(file.file, {})) for file in patch.files]
-    return patch._replace(files=tuple(new_files))
+        # An entry that does not say which releases it was written from (an older hfpatch's) only gains the later.
+        outside = patch.releases_read is not None and not (
+            Version(patch.releases_read[0]) <= version <= Version(patch.releases_read[1])
+        )
+        after = patch.fixed_in is not None and version >= Version(patch.fixed_in)
+        if not (after or outside):
+            continue  # a release the entry was written from: new read it, or it is for new to read
+        found = _read(patch, files, path, str(version), outside=outside)
+        for name, row in (found or {}).items():
+            kept = added[name].setdefault(row.sha256, row._replace(releases=()))
+            added[name][row.sha256] = kept._replace(releases=(*kept.releases, str(version)))
+    return patch._replace(files=tuple(_with(file, added.get(file.file, {})) for file in patch.files))
 
 
 def _read(
-    patch: Patch, files: list[PatchFile], path: Path, release: str
-) -> dict[str, tuple[str, Verdict | None]] | None:
-    """Each file's digest and verdict in the release, where the entry's classifier calls each file fixed or not
-    applicable (the fixed release's code, or code the fix has nothing to do with; None: the targets are absent, as
-    a known file says it); else None."""
-    digests: dict[str, tuple[str, Verdict | None]] = {}
+    patch: Patch, files: list[PatchFile], path: Path, release: str, *, outside: bool
+) -> dict[str, KnownFile] | None:
+    """Each file's known file in the release, where the entry's classifier calls each file fixed or not applicable
+    (the fixed release's code, or code the fix has nothing to do with; the targets absent, as a known file says
+    it), or, in a release outside those the entry was written from, code it does not know (`check` says
+    not-covered there); else None, and why is printed."""
+    found: dict[str, KnownFile] = {}
     with wheels.Wheel(path) as wheel:
         texts = {file.file: wheel.read(file.file) for file in files}
     if all(text is None for text in texts.values()):
@@ -94,28 +98,31 @@ def _read(
         if text is None:
             continue
         digest = hashlib.sha256(text).hexdigest()
-        found = classify.identify(text, patch, file, release)
-        if found.verdict not in RECORDED:
-            what = found.verdict.value if found.verdict else "unknown code"
+        judged = classify.identify(text, patch, file, release)
+        targets = judged.targets
+        if judged.verdict is None and outside:
+            found[file.file] = KnownFile(digest, (), None, code_unknown=True)
+        elif judged.verdict in RECORDED:
+            absent = judged.verdict is Verdict.NOT_APPLICABLE and bool(targets) and all(each.absent for each in targets)
+            found[file.file] = KnownFile(digest, (), None if absent else judged.verdict)
+        else:
+            what = judged.verdict.value if judged.verdict else "unknown code"
             print(f"{patch.id}: {patch.distribution} {release} {file.file} is {what}: not recorded", file=sys.stderr)
             return None
-        targets = found.targets
-        absent = found.verdict is Verdict.NOT_APPLICABLE and bool(targets) and all(each.absent for each in targets)
-        digests[file.file] = (digest, None if absent else found.verdict)
-    return digests
+    return found
 
 
-def _with(file: PatchFile, added: dict[str, tuple[Verdict | None, list[str]]]) -> PatchFile:
+def _with(file: PatchFile, added: dict[str, KnownFile]) -> PatchFile:
     if not added:
         return file
     known = list(file.known_files)
-    for digest, (verdict, releases) in added.items():
-        place = next((number for number, row in enumerate(known) if row.sha256 == digest), None)
+    for digest, row in added.items():
+        place = next((number for number, each in enumerate(known) if each.sha256 == digest), None)
         if place is None:
-            known.append(KnownFile(digest, tuple(releases), verdict))
+            known.append(row)
         else:  # the classifier read the release by this row: its verdict stands
-            row = known[place]
-            known[place] = row._replace(releases=tuple(sorted({*row.releases, *releases}, key=Version)))
+            kept = known[place]
+            known[place] = kept._replace(releases=tuple(sorted({*kept.releases, *row.releases}, key=Version)))
     return file._replace(known_files=tuple(known))
 
 

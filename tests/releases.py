@@ -126,9 +126,13 @@ INSTALLED_BY_PIP = [NEWEST_AFFECTED[PATCH_ID]]
 
 
 def _named_releases(entry_dir: Path) -> tuple[str, set[str]]:
-    """An entry's distribution and every release its known files name."""
+    """An entry's distribution and every release its known files name among those it was written from
+    (releases_read): the others are recorded only so that `check` need not parse them (scripts/later_releases.py)."""
     data = json.loads((entry_dir / "patch.json").read_text(encoding="utf-8"))
     named = {release for file in data["files"] for known in file["known_files"] for release in known["releases"]}
+    if "releases_read" in data:
+        oldest, newest = (_version(release) for release in data["releases_read"])
+        named = {release for release in named if oldest <= _version(release) <= newest}
     return data["distribution"], named
 
 

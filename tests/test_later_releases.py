@@ -1,7 +1,8 @@
 """scripts/later_releases.py: an entry learns the digests of releases after the fix, by hfpatch's own reading.
 
 Over `madeup` (tests/wheelfactory.py): the entry is written by a real `hfpatch new` from the wheels up to 2.0; then
-2.0.1 (2.0's file), 2.1 (the fix in a file that differs elsewhere) and 2.3, which has the bug again, come out.
+2.0.1 (2.0's file), 2.1 (the fix in a file that differs elsewhere) and 2.3, which has the bug again, come out; and
+0.6, older than any release it read, whose total is code it does not know, is found.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import wheelfactory as factory
 from support import hfpatch, in_process, run, sha256, wrapper_python
 
 from hfpatch import catalog, entry, index, statements
-from hfpatch.entry import Verdict
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "later_releases.py"
+OLDER = '"""madeup.core, before 0.7."""\n\n\ndef total(items):\n    return sum(item for item in items)\n'
 TARGETS = ["--target", "madeup:madeup.core:total", "--target", "madeup:madeup.core:_clean"]
 
 
@@ -32,12 +33,14 @@ def _written(tmp_path: Path) -> tuple[Path, Path]:
     factory.build(later, ("2.0", "2.0.1", "2.1"))
     regressed = {**factory.release_files("1.0"), "madeup/__init__.py": b'"""madeup 2.3."""\n'}
     factory.write_wheel(later, "2.3", regressed)
+    older = {"madeup/__init__.py": b'"""madeup 0.6."""\n', factory.CORE: OLDER.encode()}
+    factory.write_wheel(later, "0.6", older)
     return catalog, later
 
 
-def _known(catalog: Path) -> dict[str, tuple[Verdict | None, tuple[str, ...]]]:
+def _known(catalog: Path) -> dict[str, tuple[str, tuple[str, ...]]]:
     (file,) = entry.load(catalog / "madeup-total").files
-    return {known.sha256: (known.verdict, known.releases) for known in file.known_files}
+    return {known.sha256: (known.label, known.releases) for known in file.known_files}
 
 
 def _script(catalog: Path, later: Path) -> None:
@@ -52,8 +55,9 @@ def test_the_releases_after_the_fix_are_known_by_digest_and_a_regression_is_left
     assert sha256(factory.CORE_TEXTS["2.1"]) not in before
     _script(catalog, later)
     after = _known(catalog)
-    assert after[sha256(factory.CORE_TEXTS["2.0"])] == (Verdict.FIXED, ("2.0", "2.0.1"))  # one file, two releases
-    assert after[sha256(factory.CORE_TEXTS["2.1"])] == (Verdict.FIXED, ("2.1",))
+    assert after[sha256(factory.CORE_TEXTS["2.0"])] == ("fixed", ("2.0", "2.0.1"))  # one file, two releases
+    assert after[sha256(factory.CORE_TEXTS["2.1"])] == ("fixed", ("2.1",))
+    assert after[sha256(OLDER)] == ("unknown", ("0.6",))  # outside releases_read
     buggy = sha256(factory.CORE_TEXTS["1.0"])  # what 2.3 ships: its row is as new wrote it
     assert after[buggy] == before[buggy] and "2.3" not in after[buggy][1]
     assert entry.load(catalog / "madeup-total").releases_read == read  # what it was written from
@@ -84,3 +88,28 @@ def test_check_on_a_later_release_decides_by_digest_as_it_did_by_parsing(
     assert parses["madeup/core.py"] == 1  # not again
     labels = [(done.code, done.label("madeup-total")) for done in (parsed, known)]
     assert labels == [(0, "fixed-upstream")] * 2, known.out + known.err
+
+
+def test_check_on_a_release_of_code_the_entry_does_not_know_is_not_covered_unparsed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written, later = _written(tmp_path)
+    site = factory.install(later / "madeup-0.6-py3-none-any.whl", tmp_path / "site")
+    parses: Counter[str] = Counter()
+    parse = statements._parse
+
+    def counted(source: bytes, what: str) -> statements.SourceFile:
+        parses[what] += 1
+        return parse(source, what)
+
+    monkeypatch.setattr(statements, "_parse", counted)
+    python = wrapper_python(tmp_path / "bin" / "python", site)
+    argv = ["check", "--python", python, "--catalog", str(written), "--patch", "madeup-total", "--no-config"]
+    parsed = in_process(argv, capsys)
+    _script(written, later)
+    statements._PARSED.clear()
+    catalog._whole.cache_clear()
+    known = in_process(argv, capsys)
+    assert parses["madeup/core.py"] == 1  # the first check's, not the second's
+    assert [done.label("madeup-total") for done in (parsed, known)] == ["not-covered"] * 2, known.out
+    assert parsed.text == known.text

@@ -23,10 +23,18 @@ def _named(patch: Patch) -> dict[str, Verdict | None]:
     verdicts: dict[str, Verdict | None] = {}
     for file in patch.files:
         for known in file.known_files:
-            for release in known.releases:
+            for release in filter(lambda release: _read_from(patch, release), known.releases):
                 if verdicts.get(release) is not Verdict.NEEDS_PATCH:
                     verdicts[release] = known.verdict
     return verdicts
+
+
+def _read_from(patch: Patch, release: str) -> bool:
+    """A release the entry was written from (the others' files are known only so that check need not parse them)."""
+    if patch.releases_read is None:
+        return True
+    oldest, newest = (Version(each) for each in patch.releases_read)
+    return oldest <= Version(release) <= newest
 
 
 def test_every_built_in_patch_is_proven_and_only_those() -> None:
