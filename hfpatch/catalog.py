@@ -159,7 +159,7 @@ _INDEXED: dict[Path, index.Indexed] = {}
 
 def by_digest(patch: Patch, digests: Mapping[str, str]) -> Patch | None:
     """The patch as `check` needs it where the index knows every file by the digest installed (`digests`, by
-    file) and none as one that is not applicable (whose reason is the code's to give): its header, each file's
+    file) and none as one that is not applicable with no reason recorded (the code gives it then): its header, its
     known files and its targets by name, so that patch.json is not read. None: the whole entry is needed."""
     record = None if patch.whole else _INDEXED.get(patch.directory)
     known = None if record is None else index.known_files(patch.directory.parent, patch.directory.name, record)
@@ -170,7 +170,7 @@ def by_digest(patch: Patch, digests: Mapping[str, str]) -> Patch | None:
         if digest is None:
             continue
         row = next((each for each in known[file.file] if each.sha256 == digest), None)
-        if row is None or row.verdict is entry.Verdict.NOT_APPLICABLE:
+        if row is None or (row.verdict is entry.Verdict.NOT_APPLICABLE and not row.reason):
             return None
     files = tuple(
         file._replace(

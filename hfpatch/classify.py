@@ -64,6 +64,8 @@ def identify(source: bytes, patch: Patch, file: PatchFile, version: str | None) 
             return Classification(Verdict.NOT_APPLICABLE, f"{where} has no {file.target_names}")
         if known.verdict is not Verdict.NOT_APPLICABLE:  # for that one, the form's reason is worth a parse
             return Classification(known.verdict, where, released_in=known.releases)
+        if known.reason:  # unless the reason was recorded with it (the classifier's own, read off the release)
+            return Classification(known.verdict, known.reason, released_in=known.releases)
     # ast and tokenize only for a file the catalog does not know by digest: `check` on a known release never parses.
     from hfpatch import statements
 

@@ -189,6 +189,8 @@ class KnownFile(NamedTuple):
     verdict: Verdict | None  # None: the targets are absent, or (code_unknown) in code the entry does not know
     patched_sha256: str | None = None
     code_unknown: bool = False
+    # Not applicable: why, as the classifier says it of this file (where recorded, check need not parse it for that).
+    reason: str = ""
 
     @property
     def label(self) -> str:
@@ -361,7 +363,7 @@ _KEYS = {
     | {"lead_was", "next_lead", "forms"},
     "a target (schema 2)": frozenset({"name", "fixed", "insert_if_absent", "forms"}),
     "a form": frozenset({"sha256", "verdict", "reason", "releases", "lines", "fixed"}),
-    "a known file": frozenset({"sha256", "verdict", "releases", "patched_sha256", "note"}),
+    "a known file": frozenset({"sha256", "verdict", "releases", "patched_sha256", "note", "reason"}),
 }
 
 
@@ -638,12 +640,15 @@ def _known_file(data: Mapping[str, Any]) -> KnownFile:
     )
     if unknown and "patched_sha256" in data:
         raise ValueError("a known file of code the entry does not know has no patched_sha256")
+    if "reason" in data and verdict is not Verdict.NOT_APPLICABLE:
+        raise ValueError("only a known file that is not applicable has a reason")
     return KnownFile(
         sha256=_digest(data, "sha256"),
         releases=_versions(data, "releases"),
         verdict=verdict,
         patched_sha256=_digest(data, "patched_sha256") if "patched_sha256" in data else None,
         code_unknown=unknown,
+        reason=_optional_string(data, "reason") or "",
     )
 
 
@@ -861,6 +866,7 @@ def _render_file(patch: Patch, file: PatchFile) -> dict[str, object]:
                 "verdict": known.label,
                 "releases": list(known.releases),
                 **({"patched_sha256": known.patched_sha256} if known.patched_sha256 else {}),
+                **({"reason": known.reason} if known.reason else {}),
                 **(
                     {"note": f"patched, this is the {patch.fixed_in} file byte for byte"}
                     if known.patched_sha256 and known.patched_sha256 == fixed_file

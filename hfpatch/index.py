@@ -27,7 +27,7 @@ from hfpatch.entry import ENTRY, FileShape, KnownFile, Patch
 
 INDEX = "index.json"
 # Beside it: each entry's known files, by digest (what `check` needs of an entry whose files it knows).
-KNOWN = "known.json"
+KNOWN = "known.jsonl"
 SCHEMA = 1
 _GRACE_NS = 2_000_000_000
 
@@ -82,39 +82,54 @@ def _record(item: Mapping[str, Any]) -> Indexed:
     return Indexed(str(item["sha256"]), int(item["size"]), header, changes)
 
 
-# Read once a process, by catalog, and only where `check` asks for an entry's known files: a catalog whose
-# distributions are not installed never reads it.
-_KNOWN: dict[Path, Mapping[str, Any]] = {}
+# known.jsonl's lines by entry, read once a process and by catalog, and only where `check` asks for an entry's
+# known files (a catalog whose distributions are not installed never reads it); a line is parsed only when asked for.
+_KNOWN: dict[Path, dict[str, str]] = {}
+_KNOWN_HEAD = '{"schema": 1}'
 
 
 def known_files(catalog: Path, name: str, record: Indexed) -> dict[str, tuple[KnownFile, ...]] | None:
-    """The known files of each file of an entry (its record in the index, current), from the catalog's known.json:
+    """The known files of each file of an entry (its record in the index, current), from the catalog's known.jsonl:
     what `check` needs of an entry whose installed files are all known by digest, without reading patch.json. The
     rows are those of the entry read whole and validated when the index was written, and are taken only where
-    known.json was written from the very patch.json the record was (its sha256). None: not there, or not that."""
+    known.jsonl was written from the very patch.json the record was (its sha256). None: not there, or not that."""
     if catalog not in _KNOWN:
-        try:
-            data = json.loads((catalog / KNOWN).read_bytes())
-            _KNOWN[catalog] = data["entries"] if isinstance(data, dict) and data.get("schema") == SCHEMA else {}
-        except (OSError, ValueError, KeyError, TypeError):
-            _KNOWN[catalog] = {}
-    item = _KNOWN[catalog].get(name)
+        _KNOWN[catalog] = _known_lines(catalog / KNOWN)
+    line = _KNOWN[catalog].get(name)
     try:
-        if not isinstance(item, dict) or item["sha256"] != record.sha256:
+        if line is None:
             return None
-        return {
-            str(file): tuple(_known_file(sha, label, patched, releases) for sha, label, patched, releases in rows)
-            for file, rows in item["known"].items()
-        }
+        sha256, known = json.loads(line)
+        if sha256 != record.sha256:
+            return None
+        return {str(file): tuple(_known_file(*row) for row in rows) for file, rows in known.items()}
     except (KeyError, TypeError, ValueError):
         return None
 
 
-def _known_file(sha256: object, label: object, patched: object, releases: Sequence[object]) -> KnownFile:
+def _known_lines(path: Path) -> dict[str, str]:
+    """Each entry's line of known.jsonl (after its name and a tab), by name; none where the file is missing or not
+    of this schema."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):
+        return {}
+    if not lines or lines[0] != _KNOWN_HEAD:
+        return {}
+    found = {}
+    for line in lines[1:]:
+        name, tab, rest = line.partition("\t")
+        if tab:
+            found[name] = rest
+    return found
+
+
+def _known_file(
+    sha256: object, label: object, patched: object, releases: Sequence[object], reason: object = ""
+) -> KnownFile:
     verdict, unknown = entry.known_verdict(str(label))
-    return KnownFile(
-        str(sha256), tuple(map(str, releases)), verdict, None if patched is None else str(patched), unknown
-    )
+    patched_sha256 = None if patched is None else str(patched)
+    return KnownFile(str(sha256), tuple(map(str, releases)), verdict, patched_sha256, unknown, str(reason))
 
 
 def _known_rows(patch: Patch) -> dict[str, list[list[Any]]] | None:
@@ -127,6 +142,7 @@ def _known_rows(patch: Patch) -> dict[str, list[list[Any]]] | None:
                 known.label,
                 known.patched_sha256,
                 list(known.releases),
+                *([known.reason] if known.reason else []),
             ]
             for known in file.known_files
         ]
@@ -150,11 +166,11 @@ def header(patch: Patch) -> dict[str, Any]:
     return data
 
 
-def build(catalog: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def build(catalog: Path) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """The index of a catalog and its known files, from each of its entries read whole (a fault in one is its
     CatalogError)."""
     entries: dict[str, Any] = {}
-    known: dict[str, Any] = {}
+    known: dict[str, list[Any]] = {}
     for directory in sorted(path for path in catalog.iterdir() if (path / ENTRY).is_file()):
         data = (directory / ENTRY).read_bytes()
         patch = entry.load(directory)
@@ -166,18 +182,20 @@ def build(catalog: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         }
         rows = _known_rows(patch)
         if rows is not None:
-            known[directory.name] = {"sha256": entries[directory.name]["sha256"], "known": rows}
-    return {"schema": SCHEMA, "entries": entries}, {"schema": SCHEMA, "entries": known}
+            known[directory.name] = [entries[directory.name]["sha256"], rows]
+    return {"schema": SCHEMA, "entries": entries}, known
 
 
 def texts(catalog: Path) -> tuple[str, str]:
-    """index.json's text and known.json's (one row a line: it is read by machines, and big)."""
+    """index.json's text and known.jsonl's: after its schema, an entry a line (its name, a tab, and the JSON of the
+    sha256 of its patch.json and its known files), so that a reader parses only the lines of the entries it needs."""
     found, known = build(catalog)
-    return json.dumps(found, indent=1, sort_keys=True) + "\n", json.dumps(known, sort_keys=True) + "\n"
+    lines = [_KNOWN_HEAD, *(f"{name}\t{json.dumps(row, sort_keys=True)}" for name, row in sorted(known.items()))]
+    return json.dumps(found, indent=1, sort_keys=True) + "\n", "\n".join(lines) + "\n"
 
 
 def write(catalog: Path) -> Path:
-    """Write the catalog's index from its entries (atomically: a reader sees the old index or the new). known.json
+    """Write the catalog's index from its entries (atomically: a reader sees the old index or the new). known.jsonl
     first: a reader takes its rows only for the patch.json the index's record names."""
     from hfpatch import files
 

@@ -10,9 +10,10 @@ files from the wheel and classifies each with hfpatch's own classifier, as `chec
 file is fixed or not applicable (or absent: RECORD then says the release never had it), or, outside releases_read,
 code the entry does not know (another line's, which `check` calls not-covered there: verdict "unknown"), each file's
 digest is recorded with that verdict: the release is added to the known file of that digest, or a known file of its
-own is added. Anything else (a release after the fix with the bug again, say) is printed and not recorded: that is
-for a person to read. releases_read is left as it is: it names the releases the entry was written from. The
-catalog's index is written again at the end.
+own is added; a file not applicable gets the classifier's reason, which `check` then need not parse for (any such
+file, where every release of it read gives one reason). Anything else (a release after the fix with the bug again,
+say) is printed and not recorded: that is for a person to read. releases_read is left as it is: it names the
+releases the entry was written from. The catalog's index is written again at the end.
 """
 
 from __future__ import annotations
@@ -77,8 +78,37 @@ def _extended(patch: Patch, paths: list[Path]) -> Patch:
         found = _read(patch, files, path, str(version), outside=outside)
         for name, row in (found or {}).items():
             kept = added[name].setdefault(row.sha256, row._replace(releases=()))
-            added[name][row.sha256] = kept._replace(releases=(*kept.releases, str(version)))
-    return patch._replace(files=tuple(_with(file, added.get(file.file, {})) for file in patch.files))
+            reason = kept.reason if kept.reason == row.reason or not kept.releases else ""
+            added[name][row.sha256] = kept._replace(releases=(*kept.releases, str(version)), reason=reason)
+    extended = patch._replace(files=tuple(_with(file, added.get(file.file, {})) for file in patch.files))
+    return _with_reasons(extended, {str(wheels.version_of(path)): path for path in paths})
+
+
+def _with_reasons(patch: Patch, paths: dict[str, Path]) -> Patch:
+    """Each not-applicable known file with the reason the classifier gives for it, where it gives the same one in
+    every release of that file read here: `check` then takes the reason from the row instead of parsing the file."""
+    files = []
+    for file in patch.files:
+        rows = []
+        for row in file.known_files:
+            if row.verdict is Verdict.NOT_APPLICABLE and not row.reason and file.shape is FileShape.EDIT:
+                reasons = {
+                    _reason(patch, file, paths[release], release) for release in row.releases if release in paths
+                }
+                if len(reasons) == 1 and "" not in reasons:
+                    row = row._replace(reason=reasons.pop())
+            rows.append(row)
+        files.append(file._replace(known_files=tuple(rows)))
+    return patch._replace(files=tuple(files))
+
+
+def _reason(patch: Patch, file: PatchFile, path: Path, release: str) -> str:
+    with wheels.Wheel(path) as wheel:
+        text = wheel.read(file.file)
+    if text is None:
+        return ""
+    judged = classify.identify(text, patch, file, release)
+    return judged.detail if judged.verdict is Verdict.NOT_APPLICABLE else ""
 
 
 def _read(
@@ -104,7 +134,8 @@ def _read(
             found[file.file] = KnownFile(digest, (), None, code_unknown=True)
         elif judged.verdict in RECORDED:
             absent = judged.verdict is Verdict.NOT_APPLICABLE and bool(targets) and all(each.absent for each in targets)
-            found[file.file] = KnownFile(digest, (), None if absent else judged.verdict)
+            reason = judged.detail if judged.verdict is Verdict.NOT_APPLICABLE and not absent else ""
+            found[file.file] = KnownFile(digest, (), None if absent else judged.verdict, reason=reason)
         else:
             what = judged.verdict.value if judged.verdict else "unknown code"
             print(f"{patch.id}: {patch.distribution} {release} {file.file} is {what}: not recorded", file=sys.stderr)

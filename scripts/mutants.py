@@ -669,17 +669,17 @@ MUTANTS = [
     ),
     Mutant(
         "check-by-digest-of-another-entry",
-        "known.json's rows are taken only for the patch.json the index's record was written from",
+        "known.jsonl's rows are taken only for the patch.json the index's record was written from",
         "hfpatch/index.py",
-        '        if not isinstance(item, dict) or item["sha256"] != record.sha256:\n',
-        "        if not isinstance(item, dict):\n",
+        "        if sha256 != record.sha256:\n            return None\n",
+        "",
     ),
     Mutant(
         "check-by-digest-of-unknown-code",
         "an installed file no known file lists has the entry read whole (its code parsed)",
         "hfpatch/catalog.py",
-        "        if row is None or row.verdict is entry.Verdict.NOT_APPLICABLE:\n            return None\n",
-        "        if row is not None and row.verdict is entry.Verdict.NOT_APPLICABLE:\n            return None\n",
+        "        if row is None or (row.verdict is entry.Verdict.NOT_APPLICABLE and not row.reason):\n",
+        "        if row is not None and (row.verdict is entry.Verdict.NOT_APPLICABLE and not row.reason):\n",
     ),
 ]
 

@@ -7,6 +7,7 @@ Over `madeup` (tests/wheelfactory.py): the entry is written by a real `hfpatch n
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 import wheelfactory as factory
 from support import hfpatch, in_process, run, sha256, wrapper_python
 
-from hfpatch import catalog, entry, index, statements
+from hfpatch import catalog, entry, errors, index, statements
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "later_releases.py"
 OLDER = '"""madeup.core, before 0.7."""\n\n\ndef total(items):\n    return sum(item for item in items)\n'
@@ -113,3 +114,44 @@ def test_check_on_a_release_of_code_the_entry_does_not_know_is_not_covered_unpar
     assert parses["madeup/core.py"] == 1  # the first check's, not the second's
     assert [done.label("madeup-total") for done in (parsed, known)] == ["not-covered"] * 2, known.out
     assert parsed.text == known.text
+
+
+def test_a_file_not_applicable_carries_its_reason_and_check_gives_it_unparsed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written, later = _written(tmp_path)
+    factory.write_wheel(later, "0.9", factory.release_files("0.9"))  # total(items, start, strict=False)
+    site = factory.install(later / "madeup-0.9-py3-none-any.whl", tmp_path / "site")
+    parses: Counter[str] = Counter()
+    parse = statements._parse
+
+    def counted(source: bytes, what: str) -> statements.SourceFile:
+        parses[what] += 1
+        return parse(source, what)
+
+    monkeypatch.setattr(statements, "_parse", counted)
+    python = wrapper_python(tmp_path / "bin" / "python", site)
+    argv = ["check", "--python", python, "--catalog", str(written), "--patch", "madeup-total", "--no-config"]
+    parsed = in_process(argv, capsys)
+    assert parses["madeup/core.py"] == 1  # no reason recorded yet: the code gives it
+    _script(written, later)
+    (file,) = entry.load(written / "madeup-total").files
+    (row,) = [known for known in file.known_files if "0.9" in known.releases]
+    assert row.label == "not-applicable" and "total" in row.reason
+    statements._PARSED.clear()
+    catalog._whole.cache_clear()
+    known = in_process(argv, capsys)
+    assert parses["madeup/core.py"] == 1  # the reason came from the row
+    assert [done.label("madeup-total") for done in (parsed, known)] == ["not-applicable"] * 2, known.out
+    assert parsed.text == known.text
+
+
+def test_only_a_known_file_that_is_not_applicable_has_a_reason(tmp_path: Path) -> None:
+    written, _ = _written(tmp_path)
+    path = written / "madeup-total" / "patch.json"
+    data = json.loads(path.read_text())
+    row = next(known for known in data["files"][0]["known_files"] if known["verdict"] == "fixed")
+    row["reason"] = "a fixed file has no reason to give"
+    path.write_text(json.dumps(data))
+    with pytest.raises(errors.CatalogError, match="only a known file that is not applicable has a reason"):
+        entry.load(written / "madeup-total")

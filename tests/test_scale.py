@@ -125,9 +125,9 @@ def test_an_entry_of_files_the_release_never_had_is_never_opened(
 def test_an_entry_whose_installed_files_its_index_knows_by_digest_is_checked_unopened(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """toypkg 1.0's core.py is a known file of toypkg-1: `check` takes its verdict from known.json beside the index,
+    """toypkg 1.0's core.py is a known file of toypkg-1: `check` takes its verdict from known.jsonl beside the index,
     and its patch.json (scrambled, as the index last saw it) is never read. Code no digest knows, a stale
-    known.json, or hfpatch's state in the environment each have the entry read whole: there its fault is said."""
+    known.jsonl, or hfpatch's state in the environment each have the entry read whole: there its fault is said."""
     site = make_site(tmp_path / "toy")
     python = wrapper_python(tmp_path / "bin" / "python", site.root)
     index.write(site.team_catalog)
@@ -144,7 +144,7 @@ def test_an_entry_whose_installed_files_its_index_knows_by_digest_is_checked_uno
     known_file.write_text(rows.replace(sha256(kept), "0" * 64), encoding="utf-8")
     index._KNOWN.clear()
     other = in_process(argv, capsys)
-    assert (other.code, f"{entry_file} is not valid JSON" in other.err) == (2, True), "known.json of another entry"
+    assert (other.code, f"{entry_file} is not valid JSON" in other.err) == (2, True), "known.jsonl of another entry"
     known_file.write_text(rows, encoding="utf-8")
     index._KNOWN.clear()
 
