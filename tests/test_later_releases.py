@@ -50,6 +50,24 @@ def _script(catalog: Path, later: Path) -> None:
     assert "madeup-total: madeup 2.3 madeup/core.py is needs-patch: not recorded" in done.err
 
 
+def _counting_parses(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """How many times each file is parsed from here on, by its path inside site-packages."""
+    parses: Counter[str] = Counter()
+    parse = statements._parse
+
+    def counted(source: bytes, what: str) -> statements.SourceFile:
+        parses[what] += 1
+        return parse(source, what)
+
+    monkeypatch.setattr(statements, "_parse", counted)
+    return parses
+
+
+def _check_argv(tmp_path: Path, site: Path, written: Path) -> list[str]:
+    python = wrapper_python(tmp_path / "bin" / "python", site)
+    return ["check", "--python", python, "--catalog", str(written), "--patch", "madeup-total", "--no-config"]
+
+
 def test_the_releases_after_the_fix_are_known_by_digest_and_a_regression_is_left_to_be_read(tmp_path: Path) -> None:
     catalog, later = _written(tmp_path)
     before, read = _known(catalog), entry.load(catalog / "madeup-total").releases_read
@@ -70,16 +88,8 @@ def test_check_on_a_later_release_decides_by_digest_as_it_did_by_parsing(
 ) -> None:
     written, later = _written(tmp_path)
     site = factory.install(later / "madeup-2.1-py3-none-any.whl", tmp_path / "site")
-    parses: Counter[str] = Counter()
-    parse = statements._parse
-
-    def counted(source: bytes, what: str) -> statements.SourceFile:
-        parses[what] += 1
-        return parse(source, what)
-
-    monkeypatch.setattr(statements, "_parse", counted)
-    python = wrapper_python(tmp_path / "bin" / "python", site)
-    argv = ["check", "--python", python, "--catalog", str(written), "--patch", "madeup-total", "--no-config"]
+    parses = _counting_parses(monkeypatch)
+    argv = _check_argv(tmp_path, site, written)
     parsed = in_process(argv, capsys)
     assert parses["madeup/core.py"] == 1
     _script(written, later)
@@ -96,16 +106,8 @@ def test_check_on_a_release_of_code_the_entry_does_not_know_is_not_covered_unpar
 ) -> None:
     written, later = _written(tmp_path)
     site = factory.install(later / "madeup-0.6-py3-none-any.whl", tmp_path / "site")
-    parses: Counter[str] = Counter()
-    parse = statements._parse
-
-    def counted(source: bytes, what: str) -> statements.SourceFile:
-        parses[what] += 1
-        return parse(source, what)
-
-    monkeypatch.setattr(statements, "_parse", counted)
-    python = wrapper_python(tmp_path / "bin" / "python", site)
-    argv = ["check", "--python", python, "--catalog", str(written), "--patch", "madeup-total", "--no-config"]
+    parses = _counting_parses(monkeypatch)
+    argv = _check_argv(tmp_path, site, written)
     parsed = in_process(argv, capsys)
     _script(written, later)
     statements._PARSED.clear()
@@ -122,16 +124,8 @@ def test_a_file_not_applicable_carries_its_reason_and_check_gives_it_unparsed(
     written, later = _written(tmp_path)
     factory.write_wheel(later, "0.9", factory.release_files("0.9"))  # total(items, start, strict=False)
     site = factory.install(later / "madeup-0.9-py3-none-any.whl", tmp_path / "site")
-    parses: Counter[str] = Counter()
-    parse = statements._parse
-
-    def counted(source: bytes, what: str) -> statements.SourceFile:
-        parses[what] += 1
-        return parse(source, what)
-
-    monkeypatch.setattr(statements, "_parse", counted)
-    python = wrapper_python(tmp_path / "bin" / "python", site)
-    argv = ["check", "--python", python, "--catalog", str(written), "--patch", "madeup-total", "--no-config"]
+    parses = _counting_parses(monkeypatch)
+    argv = _check_argv(tmp_path, site, written)
     parsed = in_process(argv, capsys)
     assert parses["madeup/core.py"] == 1  # no reason recorded yet: the code gives it
     _script(written, later)
