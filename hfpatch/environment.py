@@ -53,7 +53,7 @@ class Installation(NamedTuple):
         return None if self.dist_info is None else self.dist_info / "RECORD"
 
     def path_of(self, relative: str) -> Path:
-        return self.root.joinpath(*relative.split("/"))
+        return self.root / relative  # a path inside site-packages, always with "/"
 
     @property
     def shared_with_base(self) -> bool:

@@ -108,6 +108,13 @@ class Facts(NamedTuple):
 def gather(patch: Patch, python: Python, installation: Installation | None) -> Facts:
     if installation is None:
         return Facts(patch, python, None, orphans=_orphans(patch, python))
+    if _nothing_here(patch, installation):
+        # As _file finds each of them, without asking again for what never_installed asked: none is there, and
+        # hfpatch keeps no state here (a removed file's entry names hundreds of files a later release never had).
+        files = tuple(
+            FileFacts(file, installation.path_of(file.file), missing=True, unlisted=True) for file in patch.files
+        )
+        return Facts(patch, python, installation, files=_without_removed_files_absent(files))
     root = installation.root
     found = Facts(patch, python, installation, leftover=state.patch_dir(root, patch.id).exists())
     try:
@@ -137,6 +144,11 @@ def never_installed(patch: Patch, installation: Installation) -> bool:
         _record_facts(record, file.file)[1] and not os.path.exists(f"{root}/{file.file}")  # noqa: PTH110
         for file in patch.files
     )
+
+
+def _nothing_here(patch: Patch, installation: Installation) -> bool:
+    """never_installed, for a patch that adds no file (absent, such a file is read as no bytes, not as missing)."""
+    return all(file.shape is not FileShape.ADD for file in patch.files) and never_installed(patch, installation)
 
 
 def installed_digests(patch: Patch, installation: Installation) -> dict[str, str] | None:
