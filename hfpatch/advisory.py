@@ -26,12 +26,15 @@ import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hfpatch import versions
 from hfpatch.diagnosis import Condition
 from hfpatch.entry import ADVISORY, ID
 from hfpatch.errors import CatalogError
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 SCHEMA = 1
 DIRECTORY = "advisories"
@@ -323,25 +326,37 @@ def within(specifiers: str | None, version: str | None) -> bool | None:
         return None
     if not specifiers.strip():
         return True
-    parsed = versions.parse(version)
-    if parsed is None:
+    numbers = versions.simple_key(version)  # simply spelt against simply spelt: no packaging import (check's path)
+    parsed = None if numbers is not None else versions.parse(version)
+    if numbers is None and parsed is None:
         return None
     for clause in specifiers.split(","):
         match = _CLAUSE.fullmatch(clause)
         assert match is not None, f"{specifiers!r} was validated when it was read"
         comparison, bound = match[1], match[2]
-        limit = None if bound.endswith(".*") else versions.parse(bound)
-        # An ordered bound as the advisories' ranges mean it (OSV: introduced <= v < fixed, in version order): a
-        # pre-release of the fixed release is before it, where PEP 440's `<` would leave it out.
-        if limit is not None and comparison in _ORDERED:
-            held = _ORDERED[comparison](parsed, limit)
-        else:  # ~=, ===, a wildcard: packaging's specifier, only here
-            from packaging.specifiers import Specifier
-
-            held = Specifier(f"{comparison}{bound}").contains(parsed, prereleases=True)
+        ordered = comparison in _ORDERED and not bound.endswith(".*")
+        simple_bound = versions.simple_key(bound) if ordered and numbers is not None else None
+        if simple_bound is not None:
+            held = _ORDERED[comparison](numbers, simple_bound)
+        else:
+            parsed = versions.parse(version) if parsed is None else parsed
+            assert parsed is not None, "a simply spelt release is a version"
+            held = _holds(comparison, bound, parsed, ordered)
         if not held:
             return False
     return True
+
+
+def _holds(comparison: str, bound: str, version: Version, ordered: bool) -> bool:
+    # An ordered bound as the advisories' ranges mean it (OSV: introduced <= v < fixed, in version order): a
+    # pre-release of the fixed release is before it, where PEP 440's `<` would leave it out.
+    if ordered:
+        limit = versions.parse(bound)
+        assert limit is not None, f"{bound!r} was validated when it was read"
+        return _ORDERED[comparison](version, limit)
+    from packaging.specifiers import Specifier  # ~=, ===, a wildcard: packaging's specifier, only here
+
+    return Specifier(f"{comparison}{bound}").contains(version, prereleases=True)
 
 
 # ------------------------------------------------------------------------------------------------- judging

@@ -36,7 +36,7 @@ _PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)*")
 
 
 @functools.cache
-def _plain(text: str | None) -> tuple[int, ...] | None:
+def plain(text: str | None) -> tuple[int, ...] | None:
     """A plain final release's numbers, trailing zeros dropped (1.0 == 1.0.0 == 1); None for any other text."""
     if text is None or _PLAIN.fullmatch(text) is None:
         return None
@@ -44,6 +44,23 @@ def _plain(text: str | None) -> tuple[int, ...] | None:
     while len(numbers) > 1 and numbers[-1] == 0:
         numbers.pop()
     return tuple(numbers)
+
+
+_SIMPLE = re.compile(r"([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?")
+_PRE = {"a": 0, "b": 1, "rc": 2}
+
+
+@functools.cache
+def simple_key(text: str | None) -> tuple[tuple[int, ...], tuple[int, int]] | None:
+    """How PEP 440 orders a release or pre-release spelt canonically (`4.57.6`, `5.0.0rc3`: no epoch, post, dev or
+    local part), as a tuple: its numbers, trailing zeros dropped, then a < b < rc < the final release. None for any
+    other text (packaging's to order)."""
+    match = None if text is None else _SIMPLE.fullmatch(text)
+    if match is None:
+        return None
+    numbers = plain(match[1])
+    assert numbers is not None
+    return numbers, (3, 0) if match[2] is None else (_PRE[match[2]], int(match[3]))
 
 
 def parse(text: str | None) -> Version | None:
@@ -67,24 +84,24 @@ def _known(text: str) -> Version:
 
 def is_final_at_least(version: str | None, floor: str) -> bool:
     """`version` is a final release (no pre- or dev release) at or after `floor`."""
-    plain, plain_floor = _plain(version), _plain(floor)
-    if plain is not None and plain_floor is not None:
-        return plain >= plain_floor
+    numbers, floor_numbers = plain(version), plain(floor)
+    if numbers is not None and floor_numbers is not None:
+        return numbers >= floor_numbers
     parsed = parse(version)
     return parsed is not None and not parsed.is_prerelease and parsed >= _known(floor)
 
 
 def is_at_least(version: str | None, floor: str) -> bool:
-    plain, plain_floor = _plain(version), _plain(floor)
-    if plain is not None and plain_floor is not None:
-        return plain >= plain_floor
+    numbers, floor_numbers = plain(version), plain(floor)
+    if numbers is not None and floor_numbers is not None:
+        return numbers >= floor_numbers
     parsed = parse(version)
     return parsed is not None and parsed >= _known(floor)
 
 
 def is_older(version: str | None, floor: str) -> bool:
-    plain, plain_floor = _plain(version), _plain(floor)
-    if plain is not None and plain_floor is not None:
-        return plain < plain_floor
+    numbers, floor_numbers = plain(version), plain(floor)
+    if numbers is not None and floor_numbers is not None:
+        return numbers < floor_numbers
     parsed = parse(version)
     return parsed is not None and parsed < _known(floor)

@@ -256,6 +256,21 @@ def test_an_entry_s_own_advisories_without_a_record(
         (">=4.49.0,<4.51.0", "4.48.2", False),
         ("==4.57.*", "4.57.6", True),
         ("<=1.14.0", "1.15.0", False),
+        ("<=1.14", "1.14.0", True),  # plain releases: trailing zeros do not count
+        ("<1.14.0", "1.14", False),
+        (">=4.49.0,!=4.50", "4.50.0", False),
+        ("==4.50.0", "4.50", True),
+        (">4.9.0", "4.10.0", True),  # number by number, not text
+        (">=4.49.0", "4.49.0.post1", True),  # packaging's order, past plain numbers
+        (">=4.49.0", "4.49.0.dev1", False),
+        ("~=4.49.0", "4.49.7", True),
+        ("<5.0.0rc3", "4.57.6", True),  # a pre-release bound
+        ("<5.0.0rc3", "5.0.0", False),
+        ("<5.0.0rc3", "5.0.0rc2", True),
+        ("<5.0.0rc3", "5.0.0b9", True),
+        ("<5.0.0rc3", "5.0.0rc3", False),
+        (">=5.0.0a1", "5.0.0-alpha.1", True),  # another spelling of it: packaging's
+        ("<4.51.0", "not-a-version", None),
         ("<4.51.0", None, None),
         (None, "1.0", None),
     ],

@@ -700,6 +700,23 @@ def test_versions_compare_as_pep_440_compares_them(version: str, floor: str) -> 
         assert versions.is_at_least(floor, version) is (below >= parsed)
 
 
+SIMPLY_SPELT = ["4.57.6", "4.57.6.0", "5", "5.0.0a1", "5.0.0a2", "5.0.0b1", "5.0.0rc1", "5.0.0rc3", "5.0.0", "5.0.1"]
+
+
+@pytest.mark.parametrize("left", [*SIMPLY_SPELT, "05.0.0rc10"])
+def test_a_simply_spelt_release_orders_as_packaging_orders_it(left: str) -> None:
+    """advisory.within compares such releases without packaging; every order is packaging's."""
+    from packaging.version import Version
+
+    from hfpatch import versions
+
+    for right in SIMPLY_SPELT:
+        key, other = versions.simple_key(left), versions.simple_key(right)
+        assert key is not None and other is not None
+        assert (key < other, key == other) == (Version(left) < Version(right), Version(left) == Version(right))
+    assert [versions.simple_key(text) for text in ("5.0.0-rc1", "5.0.0c1", "5.0.0.post1", "1!5.0", None)] == [None] * 5
+
+
 @pytest.mark.parametrize(
     ("after", "changes"),
     [
