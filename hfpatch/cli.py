@@ -47,7 +47,15 @@ _COMMAND_EXIT_CODES = {
 _EXIT_CODES_IN_SHORT = "exit codes: 0, 1, 2 or 130, as `hfpatch --help` says"
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter):
+class _RawFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's, its width found without shutil (argparse imports it for that, on every command's path)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        width = render.terminal_columns(fallback=80) - 2 if width is None else width  # as shutil falls back
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+class _Formatter(_RawFormatter):
     """Options' help wrapped at spaces only: a module name (transformers.dynamic_module_utils) stays whole."""
 
     def _split_lines(self, text: str, width: int) -> list[str]:
@@ -85,15 +93,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Backport upstream fixes into an installed package (transformers and others), on disk,\n"
         "with a byte-exact backup and a state to revert from.",
         epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawFormatter,
     )
     parser.add_argument("--version", action="version", version=f"hfpatch {hfpatch.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
     for name, summary in _SUMMARIES.items():
-        sub = commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
+        described = summary[0].upper() + summary[1:] + "."
+        sub = commands.add_parser(name, help=summary, description=described, formatter_class=_Formatter)
         sub.epilog = _COMMAND_EXIT_CODES.get(name, _EXIT_CODES_IN_SHORT)
-        sub.formatter_class = _Formatter
         if command not in (None, name):
             continue
         _common_options(sub)
@@ -160,9 +168,8 @@ exit codes:
 def _add_new_parser(commands: argparse._SubParsersAction[_Parser], *, with_options: bool) -> None:
     summary = "write a catalog entry for an upstream fix, from the wheels of the distribution's releases"
     description = "Write a catalog entry for an upstream fix, from the wheels of the distribution's\nreleases."
-    parser = commands.add_parser("new", help=summary, description=description)
+    parser = commands.add_parser("new", help=summary, description=description, formatter_class=_Formatter)
     parser.epilog = NEW_EPILOG
-    parser.formatter_class = _Formatter
     if not with_options:
         return
     parser.add_argument(

@@ -375,14 +375,28 @@ def catalog_table(patches: Sequence[Patch], results: Sequence[EnvironmentResult]
             print(f"hfpatch: error: {result.error}", file=sys.stderr)
 
 
+def terminal_columns(fallback: int = WIDTH) -> int:
+    """The terminal's width as shutil.get_terminal_size gives it (COLUMNS, else standard output's terminal, else
+    `fallback`), without importing shutil (and the compression modules it imports) on every command's path."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else fallback
+
+
 def _table_lines(rows: list[list[str]]) -> list[str]:
     """The table in columns, its last one (the title) wrapped to fit the terminal's width (COLUMNS; WIDTH where
     the output is no terminal), its further lines starting where the column starts."""
-    import shutil
     import textwrap
 
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
-    columns = shutil.get_terminal_size((WIDTH, 24)).columns
+    columns = terminal_columns()
     start = sum(widths) + 2 * len(widths)
     # Too narrow for the title beside the rest: it goes below its row, indented.
     start, below = (start, False) if columns - start >= 30 else (4, True)
