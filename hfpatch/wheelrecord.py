@@ -60,14 +60,16 @@ def listing(record: bytes) -> dict[str, str | None]:
     """Every line of RECORD by the path it starts with (the text before its first comma), as find_line finds it:
     the first such line, None where it is not UTF-8. One split where many files are looked up (a removed file's
     entry names hundreds); a path that holds a comma is find_line's to find."""
-    if b"\r" not in record:  # the common case, in one decode: LF alone ends a line
-        try:
-            text = record.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-        else:
-            lines = [line for line in reversed(text.split("\n")) if "," in line]  # reversed: the first line wins
-            return dict(zip([line.partition(",")[0] for line in lines], lines, strict=True))
+    try:
+        text = record.decode("utf-8")
+    except UnicodeDecodeError:
+        text = ""
+    # LF alone, or CRLF alone (pip writes RECORD with CRLF), ends every line: one decode, one split.
+    crlf = "\r" in text
+    split = text.split("\r\n" if crlf else "\n")
+    if text and (not crlf or text.count("\r") == len(split) - 1 == text.count("\n")):
+        lines = [line for line in reversed(split) if "," in line]  # reversed: the first line of a path wins
+        return dict(zip([line.partition(",")[0] for line in lines], lines, strict=True))
     found: dict[str, str | None] = {}
     for line in record.splitlines():  # LF, CRLF and CR, as _line_span ends a line
         path, comma, _ = line.partition(b",")

@@ -281,6 +281,10 @@ def test_with_line_replaces_the_files_line_and_keeps_every_other_byte(record: by
         pytest.param(b"x/a.py,sha256=X,1\na.py.orig,sha256=O,1\na.py,,\n", id="not-a-prefix-nor-a-suffix"),
         pytest.param(b"a.py,sha256=\xff,1\n", id="not-utf-8"),
         pytest.param(b"a.py\n", id="no-comma"),
+        pytest.param(b"x/a.py,,\r\na.py,sha256=A,1\r\na.py,sha256=B,2\r\n", id="CRLF-the-first-of-two"),
+        pytest.param(b"a.py,sha256=A,1\r\nx/a.py,sha256=X,1\ra.py.orig,,\r\n", id="CRLF-and-a-CR"),
+        pytest.param(b"a.py,sha256=A,1\r\nx/a.py,,\na.py.orig,,\r\n", id="CRLF-and-an-LF"),
+        pytest.param(b"a.py,sha256=A,1\rx/a.py,,\r", id="CR"),
         pytest.param(b"", id="empty"),
     ],
 )
