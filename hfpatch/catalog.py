@@ -52,6 +52,7 @@ def catalog_dirs(extra: Sequence[str] = ()) -> list[Path]:
 def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
     """Every entry's directory by id. A team's entry may not take an id the built-in catalog or another uses."""
     found: dict[str, Path] = {}
+    _ENTRY_STATS.clear()  # this listing's, never an earlier one's
     for number, catalog in enumerate(catalogs):
         try:
             what = None if stat.S_ISDIR(catalog.stat().st_mode) else "is not a directory"
@@ -72,7 +73,7 @@ def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
             names = sorted(os.listdir(catalog))  # noqa: PTH208 - names, not Paths: a catalog may hold hundreds
         except OSError as error:
             raise CatalogError(f"cannot list the catalog {catalog}: {error.strerror}.") from None
-        held = [os.path.isfile(os.path.join(catalog, name, ENTRY)) for name in names]  # noqa: PTH113, PTH118
+        held = [_entry_file(os.path.join(catalog, name, ENTRY)) for name in names]  # noqa: PTH118
         old = unconverted(catalog / name for name, has in zip(names, held, strict=True) if not has)
         if old:
             raise CatalogError(
@@ -89,6 +90,20 @@ def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
                 )
             found[each.name] = each
     return found
+
+
+# The stat of each patch.json entry_dirs found, by its path: what the index's trust in an entry asks again.
+_ENTRY_STATS: dict[str, os.stat_result] = {}
+
+
+def _entry_file(path: str) -> bool:
+    """os.path.isfile, the stat kept for index.Index.trusted (one stat an entry, not two)."""
+    try:
+        found = os.stat(path)  # noqa: PTH116 - a string: one per entry of the catalog
+    except (OSError, ValueError):
+        return False
+    _ENTRY_STATS[path] = found
+    return stat.S_ISREG(found.st_mode)
 
 
 def unconverted(entries: Iterable[Path]) -> list[Path]:
@@ -140,7 +155,8 @@ Changes = Mapping[str, tuple[str, ...]]
 
 
 def _header(directory: Path, found: index.Index | None) -> tuple[Patch, Changes | None]:
-    record = None if found is None else found.trusted(directory)
+    listed = _ENTRY_STATS.pop(os.path.join(directory, ENTRY), None)  # noqa: PTH118
+    record = None if found is None else found.trusted(directory, listed)
     if record is None:
         return entry.load(directory, whole=False), None
     try:

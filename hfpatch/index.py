@@ -47,13 +47,14 @@ class Index(NamedTuple):
     written_ns: int
     entries: Mapping[str, Indexed]
 
-    def trusted(self, directory: Path) -> Indexed | None:
-        """The entry's record, where patch.json is still what the index was written from."""
+    def trusted(self, directory: Path, found: os.stat_result | None = None) -> Indexed | None:
+        """The entry's record, where patch.json is still what the index was written from (`found`: its stat, where
+        the catalog's listing took it a moment ago)."""
         record = self.entries.get(directory.name)
         if record is None:
             return None
         try:
-            found = os.stat(f"{directory}{os.sep}{ENTRY}")  # noqa: PTH116 - a string: one per entry of the catalog
+            found = found or os.stat(f"{directory}{os.sep}{ENTRY}")  # noqa: PTH116 - a string: one per entry
         except OSError:
             return None
         if found.st_size != record.size or found.st_mtime_ns > self.written_ns + _GRACE_NS:
