@@ -48,19 +48,18 @@ class Audit(NamedTuple):
         order = (Status.OPEN, Status.UNKNOWN, Status.FIXED, Status.NOT_AFFECTED)
         return next((state for state in order if any(status.status is state for status in named)), None)
 
-    def open_by(self, patch_id: str) -> bool:
-        """An advisory the entry names is open here and the entry is part of why: it decided the status, or no
-        entry did (the release is one none of them covers). An entry beside the one that decided (another line of
-        the code: transformers-cve-2026-4372-4.54 on 4.52.4) says nothing of it."""
-        return any(
-            status.status is Status.OPEN
-            and patch_id in (*status.record.entries, *status.record.partial_entries)
-            and (
-                not (status.entries or status.partial)
-                or patch_id in {finding.entry for finding in (*status.entries, *status.partial)}
-            )
-            for status in self.statuses
-        )
+    def open_by(self) -> frozenset[str]:
+        """The entries by which an advisory is open here: each names it and is part of why, since it decided the
+        status or no entry did (the release is one none of them covers). An entry beside the one that decided
+        (another line of the code: transformers-cve-2026-4372-4.54 on 4.52.4) says nothing of it."""
+        found: set[str] = set()
+        for status in self.statuses:
+            if status.status is not Status.OPEN:
+                continue
+            deciding = {finding.entry for finding in (*status.entries, *status.partial)}
+            named = (*status.record.entries, *status.record.partial_entries)
+            found.update(patch_id for patch_id in named if not deciding or patch_id in deciding)
+        return frozenset(found)
 
 
 def fill(

@@ -67,7 +67,8 @@ def text(results: Sequence[EnvironmentResult], view: View, out: TextIO) -> None:
                 print(f"hfpatch: error: {result.error}", file=sys.stderr)
             continue
         shown = [outcome for outcome in result.outcomes if not view.quiet or outcome.exit_code is not ExitCode.OK]
-        folds = [_folds(outcome, view, result) for outcome in shown]
+        open_by = frozenset() if result.advisories is None else result.advisories.open_by()
+        folds = [_folds(outcome, view, open_by) for outcome in shown]
         folded = [outcome for outcome, fold in zip(shown, folds, strict=True) if fold]
         shown = [outcome for outcome, fold in zip(shown, folds, strict=True) if not fold]
         if shown or result.obsolete or not view.quiet:
@@ -106,8 +107,9 @@ def folded_line(folded: Sequence[Outcome]) -> str:
     return f"not concerned here: {named} (-v lists them)"
 
 
-def _folds(outcome: Outcome, view: View, result: EnvironmentResult) -> bool:
-    open_here = result.advisories is not None and result.advisories.open_by(outcome.patch.id)
+def _folds(outcome: Outcome, view: View, open_by: frozenset[str]) -> bool:
+    """`open_by`: the entries by which an advisory is open in the environment (audit.Audit.open_by)."""
+    open_here = outcome.patch.id in open_by
     return (
         not view.verbose
         and outcome.patch.id in view.foldable
