@@ -136,14 +136,20 @@ def never_installed(patch: Patch, installation: Installation) -> bool:
     """The release never had any of the patch's files (RECORD, read, lists none, and none is on disk), and hfpatch
     keeps no state where it is installed: the patch's header is all its diagnosis needs (not-applicable), so its
     entry is never read whole there (catalog.whole_entry). Any state of hfpatch there, or no RECORD: False."""
+    key = (patch.id, installation.root)
+    if _READ is not None and key in _NEVER_INSTALLED:  # asked by check's selection, then by gather
+        return _NEVER_INSTALLED[key]
     record = _record(installation.record)
     if record is None or _keeps_state(installation.root):
         return False
     root = str(installation.root)
-    return all(
+    never = all(
         _record_facts(record, file.file)[1] and not os.path.exists(f"{root}/{file.file}")  # noqa: PTH110
         for file in patch.files
     )
+    if _READ is not None:
+        _NEVER_INSTALLED[key] = never
+    return never
 
 
 def _nothing_here(patch: Patch, installation: Installation) -> bool:
@@ -244,9 +250,11 @@ _STATE_ROOTS: dict[tuple[str, ...], tuple[Path, ...]] = {}
 _STATE_KEPT: dict[Path, bool] = {}
 _LINKS: dict[str, bool] = {}
 _RECORD_LINES: dict[int, tuple[bytes, dict[str, str | None]]] = {}
+_NEVER_INSTALLED: dict[tuple[str, Path], bool] = {}
 
 
 def _forget_paths() -> None:
+    _NEVER_INSTALLED.clear()
     _STATE_ROOTS.clear()
     _STATE_KEPT.clear()
     _LINKS.clear()
