@@ -15,21 +15,25 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from packaging.version import Version
 
-# PEP 440's public and local versions, in every spelling the specification accepts (case, separators, a leading v).
-_PEP440 = re.compile(
-    r"v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*"
-    r"(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?"
-    r"(?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?"
-    r"(?:[-_.]?dev[-_.]?[0-9]*)?"
-    r"(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?",
-    re.IGNORECASE,
-)
+@functools.cache
+def _pep440() -> re.Pattern[str]:
+    """PEP 440's public and local versions, in every spelling the specification accepts (case, separators, a
+    leading v): compiled where a version is not simply spelt (a millisecond of every command's start, before)."""
+    return re.compile(
+        r"v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*"
+        r"(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?"
+        r"(?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?"
+        r"(?:[-_.]?dev[-_.]?[0-9]*)?"
+        r"(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?",
+        re.IGNORECASE,
+    )
 
 
 @functools.cache
 def is_version(text: str) -> bool:
     # Cached: the releases an entry lists repeat across its forms and known files, and check loads every entry.
-    return _PEP440.fullmatch(text) is not None
+    # A simply spelt one (`4.57.6`, `5.0.0rc3`) needs no look at the whole grammar, compiled only for another.
+    return simple_key(text) is not None or _pep440().fullmatch(text) is not None
 
 
 _PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)*")

@@ -700,6 +700,29 @@ def test_versions_compare_as_pep_440_compares_them(version: str, floor: str) -> 
         assert versions.is_at_least(floor, version) is (below >= parsed)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        *("4.57.6", "5.0.0rc3", "5", "05.1", "v1.0", "1.0-RC1", "1!2.0", "1.0.post1", "1.0.dev0", "1.0+local.7"),
+        *("", "1.", ".1", "1..0", "1.0rc", "one", "1.0+", "5.0.0rc3x"),
+    ],
+)
+def test_a_version_is_one_as_packaging_reads_one(text: str) -> None:
+    """versions.is_version, whether or not the text is simply spelt, agrees with packaging (which also takes
+    surrounding spaces: an entry's version may not have them)."""
+    from packaging.version import InvalidVersion, Version
+
+    from hfpatch import versions
+
+    try:
+        Version(text)
+        valid = True
+    except InvalidVersion:
+        valid = False
+    assert versions.is_version(text) is valid
+    assert not versions.is_version(f" {text}")
+
+
 SIMPLY_SPELT = ["4.57.6", "4.57.6.0", "5", "5.0.0a1", "5.0.0a2", "5.0.0b1", "5.0.0rc1", "5.0.0rc3", "5.0.0", "5.0.1"]
 
 
