@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
-from hfpatch import classify, versions, wheelrecord
+from hfpatch import classify, reasons, versions, wheelrecord
 from hfpatch.catalog import is_builtin
 from hfpatch.entry import FileShape, Verdict
 from hfpatch.errors import ExitCode, UnexpectedCode
@@ -126,8 +127,8 @@ def _diagnose(facts: Facts, suggest: Suggest) -> Diagnosis:
             f"`{suggest('revert')}` clears them"
             for root in facts.orphans
         )
-        summary = f"{facts.python.executable} imports no {patch.distribution}"
-        return Diagnosis(Condition.NOT_INSTALLED, summary, orphans)
+        absent = reasons.NotInstalled(facts.python.executable, patch.distribution)
+        return Diagnosis(Condition.NOT_INSTALLED, absent, orphans)
     if facts.state_error is not None:
         return Diagnosis(Condition.ERROR, facts.state_error)
     broken = next((file.state_error for file in facts.files if file.state_error), None)
@@ -182,9 +183,9 @@ def _missing_or_unreadable(facts: Facts, stale: bool) -> Diagnosis | None:
                     Condition.NOT_APPLICABLE,
                     f"{patch.distribution} {installation.version} predates {file.patch_file.target_names}",
                 )
-            return Diagnosis(Condition.ERROR, f"{file.path} is missing; reinstall {patch.distribution}")
+            return Diagnosis(Condition.ERROR, reasons.Missing(file.path, patch.distribution))
         if file.source is None:
-            return Diagnosis(Condition.ERROR, file.source_error or f"cannot read {file.path}")
+            return Diagnosis(Condition.ERROR, file.source_error or reasons.Unreadable(file.path))
         added = _added_in_the_way(facts, file, stale)
         if added is not None:
             return added
@@ -197,10 +198,9 @@ def _added_in_the_way(facts: Facts, file: FileFacts, stale: bool) -> Diagnosis |
     if file.patch_file.shape is not FileShape.ADD or (file.state is not None and not stale):
         return None
     if not file.absent and not file.source:
-        summary = f"{file.path} is there, empty, where {facts.patch.id} adds a module; hfpatch will not overwrite it"
-        return Diagnosis(Condition.UNRECOGNISED, summary)
+        return Diagnosis(Condition.UNRECOGNISED, reasons.EmptyInTheWay(file.path, facts.patch.id))
     if file.absent and file.record_line is not None:
-        return Diagnosis(Condition.ERROR, f"{file.path} is missing; reinstall {facts.patch.distribution}")
+        return Diagnosis(Condition.ERROR, reasons.Missing(file.path, facts.patch.distribution))
     return None
 
 
@@ -257,13 +257,12 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
         if uncovered is not None:
             return uncovered._replace(notes=notes, stale_state=stale)
         where = next(file.path for file, verdict in verdicts if verdict.verdict is None)
-        summary = f"{found.detail} (in {where}); hfpatch will not touch code it does not know"
-        return Diagnosis(Condition.UNRECOGNISED, summary, notes, stale)
+        return Diagnosis(Condition.UNRECOGNISED, reasons.UnknownCode(found.detail, where), notes, stale)
     stale_bytecode = next((file.stale_bytecode[0] for file in facts.files if file.stale_bytecode), None)
     if stale_bytecode is not None:
-        summary = f"the source has the fix, but cached bytecode still runs other code: {stale_bytecode}"
+        lags = reasons.StaleBytecode(Path(stale_bytecode))
         advice = f"run `{suggest('apply')}` to rebuild it"
-        return Diagnosis(Condition.INCOMPLETE, summary, notes, stale, lagging="stale bytecode", advice=advice)
+        return Diagnosis(Condition.INCOMPLETE, lags, notes, stale, lagging="stale bytecode", advice=advice)
     # A file the catalog lists as fixed in this very release needs no version arithmetic (nor packaging's import).
     version = installation.version
     upstream = version in found.released_in or (

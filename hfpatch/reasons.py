@@ -80,6 +80,46 @@ class NeverShipped(NamedTuple):
     others: tuple[str, ...] = ()
 
 
+class NotInstalled(NamedTuple):
+    """The interpreter imports no such distribution (`executable`: as the interpreter names itself)."""
+
+    executable: str
+    distribution: str
+
+
+class Missing(NamedTuple):
+    """A file the release installed (RECORD lists it) is not there: reinstall the distribution."""
+
+    path: Path
+    distribution: str
+
+
+class Unreadable(NamedTuple):
+    """A file is there and cannot be read (and the error said no more)."""
+
+    path: Path
+
+
+class EmptyInTheWay(NamedTuple):
+    """An empty file where the patch adds a module: a user's, never overwritten."""
+
+    path: Path
+    patch: str
+
+
+class UnknownCode(NamedTuple):
+    """Code no form of the entry knows (`detail`, classify's words), in the file at `path`."""
+
+    detail: str
+    path: Path
+
+
+class StaleBytecode(NamedTuple):
+    """The source has the fix, and an unchecked-hash .pyc of other code still runs."""
+
+    path: Path
+
+
 class NothingToRevert(NamedTuple):
     """revert found no state of the patch (`finding`: what the files are); `removed_backup`: an interrupted apply's
     backup it removed."""
@@ -108,4 +148,10 @@ Reason = (
     | NeverShipped
     | NothingToRevert
     | WithAdvice
+    | NotInstalled
+    | Missing
+    | Unreadable
+    | EmptyInTheWay
+    | UnknownCode
+    | StaleBytecode
 )

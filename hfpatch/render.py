@@ -277,6 +277,24 @@ _WORDS: dict[type, Callable[[Any, Sequence[Path], bool], str]] = {
     reasons.NeverShipped: _never_shipped,
     reasons.NothingToRevert: _nothing_to_revert,
     reasons.WithAdvice: _with_advice,
+    reasons.NotInstalled: lambda reason, roots, verbose: (
+        f"{_within(reason.executable, roots)} imports no {reason.distribution}"
+    ),
+    reasons.Missing: lambda reason, roots, verbose: (
+        f"{_where(reason.path, roots)} is missing; reinstall {reason.distribution}"
+    ),
+    reasons.Unreadable: lambda reason, roots, verbose: f"cannot read {_where(reason.path, roots)}",
+    reasons.EmptyInTheWay: lambda reason, roots, verbose: (
+        f"{_where(reason.path, roots)} is there, empty, where {reason.patch} adds a module; hfpatch will not "
+        "overwrite it"
+    ),
+    reasons.UnknownCode: lambda reason, roots, verbose: (
+        f"{_within(reason.detail, roots)} (in {_where(reason.path, roots)}); hfpatch will not touch code it does "
+        "not know"
+    ),
+    reasons.StaleBytecode: lambda reason, roots, verbose: (
+        f"the source has the fix, but cached bytecode still runs other code: {_where(reason.path, roots)}"
+    ),
 }
 
 

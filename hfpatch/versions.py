@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from packaging.version import Version
 
+
 @functools.cache
 def _pep440() -> re.Pattern[str]:
     """PEP 440's public and local versions, in every spelling the specification accepts (case, separators, a

@@ -36,7 +36,7 @@ from toy import (
     write_entry,
 )
 
-from hfpatch import catalog, engine, entry, state
+from hfpatch import catalog, engine, entry, reasons, state
 from hfpatch.diagnosis import Condition, Diagnosis, diagnose
 from hfpatch.entry import Patch
 from hfpatch.environment import Environment, Installation, Python, locate, resolve_python
@@ -993,3 +993,46 @@ def test_a_refusal_to_apply_says_the_finding(tmp_path: Path) -> None:
     refused = plan(Command.APPLY, diagnosis, facts, Options(suggest=suggest))
     assert refused.message == diagnosis.summary
     assert "hfpatch will not touch code it does not know" in words(refused.message)
+
+
+ROOT = Path("/venv/lib/python3.11/site-packages")
+
+
+@pytest.mark.parametrize(
+    ("reason", "said"),
+    [
+        pytest.param(
+            reasons.Missing(ROOT / "toypkg" / "core.py", "toypkg"),
+            "{root}toypkg/core.py is missing; reinstall toypkg",
+            id="missing",
+        ),
+        pytest.param(
+            reasons.Unreadable(ROOT / "toypkg" / "core.py"), "cannot read {root}toypkg/core.py", id="unreadable"
+        ),
+        pytest.param(
+            reasons.EmptyInTheWay(ROOT / "toypkg" / "extra.py", "toypkg-1"),
+            "{root}toypkg/extra.py is there, empty, where toypkg-1 adds a module; hfpatch will not overwrite it",
+            id="empty-in-the-way",
+        ),
+        pytest.param(
+            reasons.UnknownCode("greet has another text", ROOT / "toypkg" / "core.py"),
+            "greet has another text (in {root}toypkg/core.py); hfpatch will not touch code it does not know",
+            id="unknown-code",
+        ),
+        pytest.param(
+            reasons.StaleBytecode(ROOT / "toypkg" / "__pycache__" / "core.cpython-311.pyc"),
+            "the source has the fix, but cached bytecode still runs other code: "
+            "{root}toypkg/__pycache__/core.cpython-311.pyc",
+            id="stale-bytecode",
+        ),
+        pytest.param(
+            reasons.NotInstalled("/venv/bin/python", "toypkg"), "/venv/bin/python imports no toypkg", id="not-installed"
+        ),
+    ],
+)
+def test_a_reason_names_an_installed_path_within_its_environment_and_whole_without_one(
+    reason: reasons.Reason, said: str
+) -> None:
+    """render alone words a reason: relative to the environment's directory in the text, whole in --json."""
+    assert words(reason, (ROOT,)) == said.format(root="")
+    assert words(reason) == said.format(root=f"{ROOT}/")
