@@ -174,8 +174,9 @@ def _missing_or_unreadable(facts: Facts, stale: bool) -> Diagnosis | None:
     patch, installation = facts.patch, facts.installation
     assert installation is not None
     never = [file.file for file in facts.files if _never_installed(file, stale)]
+    never_had = set(never)  # looked up once a file: a removed file's entry names hundreds
     for file in facts.files:
-        if file.file in never:
+        if file.file in never_had:
             continue
         if file.missing:
             if patch.first_defined_in and versions.is_older(installation.version, patch.first_defined_in):
@@ -216,7 +217,8 @@ def _release_without(facts: Facts, never: list[str]) -> Diagnosis:
     patch, installation = facts.patch, facts.installation
     assert installation is not None
     # a file the patch adds, absent, is no file the release has
-    others = tuple(file.file for file in facts.files if file.file not in never and not file.absent)
+    never_had = set(never)
+    others = tuple(file.file for file in facts.files if file.file not in never_had and not file.absent)
     summary = NeverShipped(patch.distribution, installation.version, tuple(never), patch.id, others)
     return Diagnosis(Condition.NOT_COVERED if others else Condition.NOT_APPLICABLE, summary)
 
