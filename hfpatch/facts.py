@@ -233,12 +233,21 @@ def _holding_state(python: Python) -> tuple[Path, ...]:
     return roots
 
 
-class _Read(NamedTuple):
-    """A file as one run read it: its bytes and their digest."""
+class _Read:
+    """A file as one run read it: its bytes, and their digest once asked for (RECORD's is never needed)."""
 
-    identity: tuple[int, int, int, int]
-    data: bytes
-    sha256: str
+    __slots__ = ("_sha256", "data", "identity")
+
+    def __init__(self, identity: tuple[int, int, int, int], data: bytes) -> None:
+        self.identity = identity
+        self.data = data
+        self._sha256: str | None = None
+
+    @property
+    def sha256(self) -> str:
+        if self._sha256 is None:
+            self._sha256 = hashlib.sha256(self.data).hexdigest()
+        return self._sha256
 
 
 # Within a run (commands.run), each installed file is read and hashed once, whichever entries name it (several
@@ -296,7 +305,7 @@ def _read_once(path: Path) -> _Read:
     if kept is not None and kept.identity == identity:
         return kept
     data = files.read_bytes(path)
-    read = _Read(identity or (0, 0, -1, 0), data, hashlib.sha256(data).hexdigest())
+    read = _Read(identity or (0, 0, -1, 0), data)
     if _READ is not None and identity is not None:
         _READ[path] = read
     return read
