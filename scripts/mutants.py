@@ -649,9 +649,8 @@ MUTANTS = [
         "every-entry-of-an-open-advisory-has-its-line",
         "an entry beside the one that decides an open advisory folds into the count line",
         "hfpatch/audit.py",
-        "                not (status.entries or status.partial)\n"
-        "                or patch_id in {finding.entry for finding in (*status.entries, *status.partial)}\n",
-        "                True\n",
+        "found.update(patch_id for patch_id in named if not deciding or patch_id in deciding)",
+        "found.update(named)",
     ),
     Mutant(
         "not-covered-hides-another-entrys-patch",
@@ -680,6 +679,28 @@ MUTANTS = [
         "hfpatch/catalog.py",
         "        if row is None or (row.verdict is entry.Verdict.NOT_APPLICABLE and not row.reason):\n",
         "        if row is not None and (row.verdict is entry.Verdict.NOT_APPLICABLE and not row.reason):\n",
+    ),
+    # ------------------------------------------------------------------ check's shortcuts (speed): each as found
+    Mutant(
+        "nothing-here-not-unlisted",
+        "a patch none of whose files the release has is judged as _file would find each: missing and unlisted",
+        "hfpatch/facts.py",
+        "FileFacts(file, installation.path_of(file.file), missing=True, unlisted=True)",
+        "FileFacts(file, installation.path_of(file.file), missing=True, unlisted=False)",
+    ),
+    Mutant(
+        "a-final-release-before-its-pre-releases",
+        "a simply spelt release orders after its pre-releases, as PEP 440 orders it",
+        "hfpatch/versions.py",
+        "return numbers, (3, 0) if match[2] is None",
+        "return numbers, (-1, 0) if match[2] is None",
+    ),
+    Mutant(
+        "record-split-on-crlf-past-a-lone-cr",
+        "RECORD's one split is taken only where one line ending ends every line",
+        "hfpatch/wheelrecord.py",
+        'if text and (not crlf or text.count("\\r") == len(split) - 1 == text.count("\\n")):',
+        "if text:",
     ),
 ]
 
