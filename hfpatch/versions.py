@@ -2,8 +2,9 @@
 
 Telling a version from a typo needs only a regular expression, so an entry's versions are checked when it is loaded
 without importing `packaging` on `check`'s path; comparing them needs `packaging`, imported only where a comparison
-is made between versions that are not both plain releases (`5.12.1`: numbers and dots, which compare as PEP 440
-compares them, number by number with trailing zeros dropped; a release known by digest never needs one).
+is made between versions that are not both simply spelt (`5.12.1`, `5.0.0rc3`: numbers and dots, perhaps a, b or rc
+and a number, which compare as PEP 440 compares them, number by number with trailing zeros dropped, a pre-release
+before its release: simple_key; a release known by digest never needs one).
 """
 
 from __future__ import annotations
@@ -37,35 +38,23 @@ def is_version(text: str) -> bool:
     return simple_key(text) is not None or _pep440().fullmatch(text) is not None
 
 
-_PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)*")
-
-
-@functools.cache
-def plain(text: str | None) -> tuple[int, ...] | None:
-    """A plain final release's numbers, trailing zeros dropped (1.0 == 1.0.0 == 1); None for any other text."""
-    if text is None or _PLAIN.fullmatch(text) is None:
-        return None
-    numbers = [int(part) for part in text.split(".")]
-    while len(numbers) > 1 and numbers[-1] == 0:
-        numbers.pop()
-    return tuple(numbers)
-
-
 _SIMPLE = re.compile(r"([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?")
 _PRE = {"a": 0, "b": 1, "rc": 2}
+_FINAL = (3, 0)
 
 
 @functools.cache
 def simple_key(text: str | None) -> tuple[tuple[int, ...], tuple[int, int]] | None:
     """How PEP 440 orders a release or pre-release spelt canonically (`4.57.6`, `5.0.0rc3`: no epoch, post, dev or
-    local part), as a tuple: its numbers, trailing zeros dropped, then a < b < rc < the final release. None for any
-    other text (packaging's to order)."""
+    local part), as a tuple: its numbers, trailing zeros dropped (1.0 == 1.0.0 == 1), then a < b < rc < the final
+    release. None for any other text (packaging's to order)."""
     match = None if text is None else _SIMPLE.fullmatch(text)
     if match is None:
         return None
-    numbers = plain(match[1])
-    assert numbers is not None
-    return numbers, (3, 0) if match[2] is None else (_PRE[match[2]], int(match[3]))
+    numbers = [int(part) for part in match[1].split(".")]
+    while len(numbers) > 1 and numbers[-1] == 0:
+        numbers.pop()
+    return tuple(numbers), _FINAL if match[2] is None else (_PRE[match[2]], int(match[3]))
 
 
 def parse(text: str | None) -> Version | None:
@@ -89,24 +78,24 @@ def _known(text: str) -> Version:
 
 def is_final_at_least(version: str | None, floor: str) -> bool:
     """`version` is a final release (no pre- or dev release) at or after `floor`."""
-    numbers, floor_numbers = plain(version), plain(floor)
-    if numbers is not None and floor_numbers is not None:
-        return numbers >= floor_numbers
+    key, floor_key = simple_key(version), simple_key(floor)
+    if key is not None and floor_key is not None:
+        return key[1] == _FINAL and key >= floor_key
     parsed = parse(version)
     return parsed is not None and not parsed.is_prerelease and parsed >= _known(floor)
 
 
 def is_at_least(version: str | None, floor: str) -> bool:
-    numbers, floor_numbers = plain(version), plain(floor)
-    if numbers is not None and floor_numbers is not None:
-        return numbers >= floor_numbers
+    key, floor_key = simple_key(version), simple_key(floor)
+    if key is not None and floor_key is not None:
+        return key >= floor_key
     parsed = parse(version)
     return parsed is not None and parsed >= _known(floor)
 
 
 def is_older(version: str | None, floor: str) -> bool:
-    numbers, floor_numbers = plain(version), plain(floor)
-    if numbers is not None and floor_numbers is not None:
-        return numbers < floor_numbers
+    key, floor_key = simple_key(version), simple_key(floor)
+    if key is not None and floor_key is not None:
+        return key < floor_key
     parsed = parse(version)
     return parsed is not None and parsed < _known(floor)

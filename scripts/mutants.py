@@ -692,8 +692,8 @@ MUTANTS = [
         "a-final-release-before-its-pre-releases",
         "a simply spelt release orders after its pre-releases, as PEP 440 orders it",
         "hfpatch/versions.py",
-        "return numbers, (3, 0) if match[2] is None",
-        "return numbers, (-1, 0) if match[2] is None",
+        "_FINAL = (3, 0)",
+        "_FINAL = (-1, 0)",
     ),
     Mutant(
         "record-split-on-crlf-past-a-lone-cr",
