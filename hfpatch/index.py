@@ -53,10 +53,11 @@ class Index(NamedTuple):
         record = self.entries.get(directory.name)
         if record is None:
             return None
-        try:
-            found = found or os.stat(f"{directory}{os.sep}{ENTRY}")  # noqa: PTH116 - a string: one per entry
-        except OSError:
-            return None
+        if found is None:
+            try:
+                found = os.stat(f"{directory}{os.sep}{ENTRY}")  # noqa: PTH116 - a string: one per entry
+            except OSError:
+                return None
         if found.st_size != record.size or found.st_mtime_ns > self.written_ns + _GRACE_NS:
             return None
         return record
