@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import hfpatch
 from hfpatch import advisory, advisory_render, audit, catalog, commands, config, files, render
-from hfpatch.diagnosis import Suggest
 from hfpatch.entry import Patch
 from hfpatch.errors import ExitCode, HfpatchError, UnknownPatch, UsageError
 from hfpatch.plan import Command, Options
+from hfpatch.reasons import Suggest
 
 if TYPE_CHECKING:
     from hfpatch.new.request import Request

@@ -8,12 +8,13 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hfpatch import catalog, engine, facts, state, stranded
-from hfpatch.diagnosis import NEEDS_WRITING, Condition, Suggest, diagnose, plain
+from hfpatch import catalog, engine, facts, reasons, state, stranded
+from hfpatch.diagnosis import NEEDS_WRITING, Condition, diagnose
 from hfpatch.entry import Patch
 from hfpatch.environment import Environment, resolve_python
 from hfpatch.errors import ExitCode, HfpatchError
 from hfpatch.plan import Action, Command, Options
+from hfpatch.reasons import Suggest, plain
 
 if TYPE_CHECKING:
     from hfpatch.audit import Audit
@@ -34,6 +35,8 @@ class EnvironmentResult:
         self.not_reached = False
         self.running: Patch | None = None  # the patch the command is at
         self.advisories: Audit | None = None  # check: where each advisory the catalog knows stands (hfpatch.audit)
+        # The commands its advice names, spelt with the options given (its own --python among them).
+        self.suggest: Suggest = plain
 
     @property
     def exit_code(self) -> ExitCode:
@@ -108,7 +111,7 @@ def _run(
         environment = result.environment
         if environment is None:
             continue
-        here = options._replace(suggest=advice_for(result.requested))
+        result.suggest = advice_for(result.requested)
         chosen = [
             by_digest.get((id(environment), patch.id)) or wanted.get(patch.id, patch)
             if _has(environment, patch)
@@ -118,9 +121,9 @@ def _run(
         if known is not None:
             chosen += stranded.find(environment.python, known)
         try:
-            _run_in(command, result, environment, chosen, here, require_installed)
+            _run_in(command, result, environment, chosen, options, require_installed)
         except KeyboardInterrupt:
-            result.interrupted = _after_interrupt(command, result, here)
+            result.interrupted = _after_interrupt(command, result, options)
             for later in results[index + 1 :]:
                 later.not_reached = True
             break
@@ -210,16 +213,15 @@ def _run_in(
 def _stranded(command: Command, patch: Patch, environment: Environment, options: Options) -> engine.Outcome:
     """A patch known from its state alone: revert puts the originals back from that state and the backups (or says
     why not); every other command says what it holds and what to give, and never exits 0 for it."""
-    where = ", ".join(file.file for file in patch.files)
-    unknown = f"no catalog given has {patch.id}, which hfpatch's state holds in {where}"
+    files = tuple(file.file for file in patch.files)
     if command is Command.REVERT:
         done = engine.run(command, patch, environment, options)
-        return done._replace(notes=(*done.notes, f"{unknown}: reverted from that state and its backup alone"))
+        return done._replace(notes=(*done.notes, reasons.Unlisted(patch.id, files, command.value)))
     done = engine.run(Command.CHECK, patch, environment, options)
     # A state another install left: the reinstall put the original back (the patch is dropped).
     stale = done.facts is not None and diagnose(done.facts).stale_state
     condition = Condition.DROPPED if stale else done.condition
-    give = f"{unknown}; give --catalog DIR, the catalog it was applied from, to {command.value} it"
+    give = reasons.Unlisted(patch.id, files, command.value)
     if command is Command.APPLY and condition in NEEDS_WRITING:
         return done._replace(condition=condition, action=Action.REFUSED, exit_code=ExitCode.ERROR, message=give)
     code = max(done.exit_code, ExitCode.OK if command is Command.APPLY else ExitCode.ACTION_NEEDED)
@@ -245,16 +247,16 @@ def _after_interrupt(command: Command, result: EnvironmentResult, options: Optio
     where = f"in {environment.python.executable}"
     patch = result.running
     if patch is None:
-        return f"{where} between two patches, none half done: `{options.suggest('check')}` says where each stands"
+        return f"{where} between two patches, none half done: `{result.suggest('check')}` says where each stands"
     if command in (Command.CHECK, Command.VERIFY):
         return f"{where} at {patch.id}; {command.value} changes nothing"
     try:
         now = engine.run(Command.CHECK, patch, environment, options)
     except KeyboardInterrupt:
-        return f"{where} at {patch.id}, which may be half done: `{options.suggest('check')}` says where it stands"
+        return f"{where} at {patch.id}, which may be half done: `{result.suggest('check')}` says where it stands"
     from hfpatch.render import words  # the words of what check says there
 
-    return f"{where} at {patch.id}, now {now.condition.value}: {words(now.message)}"
+    return f"{where} at {patch.id}, now {now.condition.value}: {words(now.message, suggest=result.suggest)}"
 
 
 def _found_nothing(result: EnvironmentResult, environment: Environment) -> bool:

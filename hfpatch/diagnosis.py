@@ -7,7 +7,6 @@ and the patch's condition is the one that needs the most attention.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,15 +15,8 @@ from hfpatch.catalog import is_builtin
 from hfpatch.entry import FileShape, Verdict
 from hfpatch.errors import ExitCode, UnexpectedCode
 from hfpatch.facts import Facts, FileFacts
-from hfpatch.reasons import KnownForms, NeedsPatch, NeverShipped, Reason, WithAdvice
+from hfpatch.reasons import Advice, KnownForms, NeedsPatch, NeverShipped, Next, Reason, WithAdvice
 from hfpatch.state import Phase
-
-# The command a user should run next, spelt with the options they gave (--python, --patch, --catalog).
-Suggest = Callable[[str], str]
-
-
-def plain(command: str) -> str:
-    return f"hfpatch {command}"
 
 
 class Condition(enum.Enum):
@@ -79,54 +71,38 @@ _PRECEDENCE = (
 
 class Diagnosis(NamedTuple):
     condition: Condition
-    # What is, in one sentence that does not repeat the condition's name (hfpatch.render words it).
-    finding: Reason
-    notes: tuple[str, ...] = ()
+    # What is, without repeating the condition's name (hfpatch.render words it).
+    reason: Reason
+    notes: tuple[Reason, ...] = ()
     # hfpatch's state belongs to another install of the distribution (upgraded or reinstalled since apply).
     stale_state: bool = False
     # What still lags behind a patched file: its RECORD line or its bytecode; None when nothing does.
-    lagging: str | None = None
+    lagging: Reason | None = None
     # What to do about it, where the user must act.
-    advice: str | None = None
+    advice: Reason | None = None
 
     @property
     def summary(self) -> Reason:
-        if self.advice is None:
-            return self.finding
-        if isinstance(self.finding, str):
-            return f"{self.finding}; {self.advice}"
-        return WithAdvice(self.finding, self.advice)
+        return self.reason if self.advice is None else WithAdvice(self.reason, self.advice)
 
 
-def diagnose(facts: Facts, suggest: Suggest = plain) -> Diagnosis:
-    diagnosis = _diagnose(facts, suggest)
+def diagnose(facts: Facts) -> Diagnosis:
+    diagnosis = _diagnose(facts)
     installation = facts.installation
     if installation is not None and installation.shared_with_base:
         python = installation.python
-        shared = (
-            f"{facts.paths} belongs to the base interpreter ({python.base_prefix}), not to this environment "
-            f"({python.prefix}): patching it patches the base interpreter and every venv made from it with "
-            "--system-site-packages"
-        )
+        shared = reasons.SharedWithBase(facts.file_paths, python.base_prefix, python.prefix)
         diagnosis = diagnosis._replace(notes=(*diagnosis.notes, shared))
     link = next((file.link for file in facts.files if file.link), None)
     if link and diagnosis.condition in NEEDS_WRITING:
-        advice = (
-            f"but {link}, and hfpatch does not write through links: patch the tree the link points to "
-            "(for an editable install, the source checkout), or install the package without links"
-        )
-        return diagnosis._replace(advice=advice)
+        return diagnosis._replace(advice=reasons.ThroughLink(link))
     return diagnosis
 
 
-def _diagnose(facts: Facts, suggest: Suggest) -> Diagnosis:
+def _diagnose(facts: Facts) -> Diagnosis:
     patch, installation, saved = facts.patch, facts.installation, facts.state
     if installation is None:
-        orphans = tuple(
-            f"{root}/.hfpatch/{patch.id} still holds the state and backup of an uninstalled {patch.distribution}; "
-            f"`{suggest('revert')}` clears them"
-            for root in facts.orphans
-        )
+        orphans = tuple(reasons.Orphaned(root / ".hfpatch" / patch.id, patch.distribution) for root in facts.orphans)
         absent = reasons.NotInstalled(facts.python.executable, patch.distribution)
         return Diagnosis(Condition.NOT_INSTALLED, absent, orphans)
     if facts.state_error is not None:
@@ -137,33 +113,25 @@ def _diagnose(facts: Facts, suggest: Suggest) -> Diagnosis:
     known = {file.file for file in patch.files}
     strange = [] if saved is None else [change.file for change in saved.files if change.file not in known]
     if strange:
-        summary = f"hfpatch's state for {patch.id} names {strange[0]}, not {patch.file_names}; nothing was changed"
-        return Diagnosis(Condition.ERROR, summary)
+        return Diagnosis(Condition.ERROR, reasons.StrangeState(patch.id, strange[0], patch.file_names))
     # Stale: the installer replaced the package since apply (another release or another install). Where either side
     # has no metadata to compare, that cannot be told, and the state is judged by the file's bytes as it is.
     stale = saved is not None and (
         _differ(saved.version, installation.version) or _differ(saved.dist_info, facts.dist_info_name)
     )
-    notes: tuple[str, ...] = ()
+    notes: tuple[Reason, ...] = ()
     if installation.dist_info is None:
-        notes = (
-            f"{installation.root} has no {patch.distribution}-*.dist-info: the release is unknown and RECORD is not "
-            f"kept (is the entry's distribution, {patch.distribution!r}, the one that installs {patch.package}?)",
-        )
+        notes = (reasons.NoDistInfo(installation.root, patch.distribution, patch.package),)
     if saved is not None and stale:
-        now = installation.version or "an unknown version"
-        notes += (
-            f"stale state: hfpatch patched {saved.distribution} {saved.version}, and {now} is installed now; "
-            f"the next `{suggest('apply')}` or `{suggest('revert')}` clears it",
-        )
+        notes += (reasons.StaleState(saved.distribution, saved.version, installation.version),)
     trouble = _missing_or_unreadable(facts, stale)
     if trouble is not None:
         return trouble._replace(notes=notes + trouble.notes, stale_state=stale)
     if saved is not None and not stale:
-        judged = [_with_state(facts, file, suggest) for file in facts.files]
+        judged = [_with_state(facts, file) for file in facts.files]
         chosen = _worst(judged)
         return chosen._replace(notes=notes + tuple(note for each in judged for note in each.notes))
-    return _by_code(facts, notes, stale, suggest)
+    return _by_code(facts, notes, stale)
 
 
 def _differ(then: str | None, now: str | None) -> bool:
@@ -180,10 +148,8 @@ def _missing_or_unreadable(facts: Facts, stale: bool) -> Diagnosis | None:
             continue
         if file.missing:
             if patch.first_defined_in and versions.is_older(installation.version, patch.first_defined_in):
-                return Diagnosis(
-                    Condition.NOT_APPLICABLE,
-                    f"{patch.distribution} {installation.version} predates {file.patch_file.target_names}",
-                )
+                predates = reasons.Predates(patch.distribution, installation.version, file.patch_file.target_names)
+                return Diagnosis(Condition.NOT_APPLICABLE, predates)
             return Diagnosis(Condition.ERROR, reasons.Missing(file.path, patch.distribution))
         if file.source is None:
             return Diagnosis(Condition.ERROR, file.source_error or reasons.Unreadable(file.path))
@@ -230,32 +196,30 @@ def _worst(judged: list[Diagnosis]) -> Diagnosis:
         if chosen:
             if len(chosen) == 1:
                 return chosen[0]
-            findings = [each.finding for each in chosen]
-            if not all(isinstance(finding, str) for finding in findings):
-                return chosen[0]
-            finding = "; ".join(dict.fromkeys(str(finding) for finding in findings))
+            said = tuple(dict.fromkeys(each.reason for each in chosen))
+            reason = said[0] if len(said) == 1 else reasons.Together(said)
             lagging = next((each.lagging for each in chosen if each.lagging), None)
-            return chosen[0]._replace(finding=finding, lagging=lagging)
+            return chosen[0]._replace(reason=reason, lagging=lagging)
     raise AssertionError("a patch has at least one file")
 
 
-def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest) -> Diagnosis:
+def _by_code(facts: Facts, notes: tuple[Reason, ...], stale: bool) -> Diagnosis:
     patch, installation = facts.patch, facts.installation
     assert installation is not None
     try:
         verdicts = [_identify(facts, file) for file in facts.files]
     except UnexpectedCode as error:
-        return Diagnosis(Condition.UNRECOGNISED, f"{error}; reinstall {patch.distribution}", notes, stale)
+        return Diagnosis(Condition.UNRECOGNISED, reasons.Unexpected(str(error), patch.distribution), notes, stale)
     found = classify.combine_files([verdict for _, verdict in verdicts])
     if found.verdict is Verdict.NEEDS_PATCH:
         # Each file's detail (combine_files joins them): a fix of hundreds of files is worded by its first.
         needing = [verdict.detail for _, verdict in verdicts if verdict.verdict is Verdict.NEEDS_PATCH]
         needs = NeedsPatch(KnownForms(tuple(needing)), patch.upstream, patch.fixed_upstream)
-        return Diagnosis(Condition.NEEDS_PATCH, needs, notes, stale, advice=f"run `{suggest('apply')}`")
+        return Diagnosis(Condition.NEEDS_PATCH, needs, notes, stale, advice=Advice(Next.APPLY))
     if found.verdict is Verdict.NOT_APPLICABLE:
-        return Diagnosis(Condition.NOT_APPLICABLE, found.detail, notes, stale)
+        return Diagnosis(Condition.NOT_APPLICABLE, reasons.FormDetail(found.detail), notes, stale)
     if found.verdict is None:
-        uncovered = _not_covered(facts, suggest)
+        uncovered = _not_covered(facts)
         if uncovered is not None:
             return uncovered._replace(notes=notes, stale_state=stale)
         where = next(file.path for file, verdict in verdicts if verdict.verdict is None)
@@ -263,8 +227,8 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
     stale_bytecode = next((file.stale_bytecode[0] for file in facts.files if file.stale_bytecode), None)
     if stale_bytecode is not None:
         lags = reasons.StaleBytecode(Path(stale_bytecode))
-        advice = f"run `{suggest('apply')}` to rebuild it"
-        return Diagnosis(Condition.INCOMPLETE, lags, notes, stale, lagging="stale bytecode", advice=advice)
+        lagging = reasons.BytecodeLags(Path(stale_bytecode))
+        return Diagnosis(Condition.INCOMPLETE, lags, notes, stale, lagging=lagging, advice=Advice(Next.REBUILD))
     # A file the catalog lists as fixed in this very release needs no version arithmetic (nor packaging's import).
     version = installation.version
     upstream = version in found.released_in or (
@@ -272,18 +236,16 @@ def _by_code(facts: Facts, notes: tuple[str, ...], stale: bool, suggest: Suggest
     )
     if upstream:
         return _fixed_upstream(facts, notes, stale)
-    summary = f"the code is already fixed ({found.detail}), but not by hfpatch: it holds no state of it"
-    return Diagnosis(Condition.FIXED_OTHERWISE, summary, notes, stale)
+    return Diagnosis(Condition.FIXED_OTHERWISE, reasons.FixedOtherwise(found.detail), notes, stale)
 
 
-def _fixed_upstream(facts: Facts, notes: tuple[str, ...], stale: bool) -> Diagnosis:
+def _fixed_upstream(facts: Facts, notes: tuple[Reason, ...], stale: bool) -> Diagnosis:
     patch, installation = facts.patch, facts.installation
     assert installation is not None
-    since = f", in {patch.fixed_in}" if patch.fixed_in is not None else ""
-    summary = f"{patch.distribution} {installation.version} has the upstream fix ({patch.upstream}{since})"
     # Obsolete for this patch only: whether the apply step is dead is the environment's question (check
     # --fail-on-obsolete), since another patch of the catalog may still need it.
-    return Diagnosis(Condition.FIXED_UPSTREAM, f"{summary}: this patch is obsolete here", notes, stale)
+    fixed = reasons.FixedUpstream(patch.distribution, installation.version, patch.upstream, patch.fixed_in)
+    return Diagnosis(Condition.FIXED_UPSTREAM, fixed, notes, stale)
 
 
 def _pristine(facts: Facts) -> bool:
@@ -297,7 +259,7 @@ def _pristine(facts: Facts) -> bool:
     )
 
 
-def _not_covered(facts: Facts, suggest: Suggest) -> Diagnosis | None:
+def _not_covered(facts: Facts) -> Diagnosis | None:
     """Code the entry does not know in a release outside those it was written from, every file as the release
     installed it (RECORD agrees): not edited, only not read. Nothing to do here; the entry can be extended."""
     patch, installation = facts.patch, facts.installation
@@ -314,28 +276,21 @@ def _not_covered(facts: Facts, suggest: Suggest) -> Diagnosis | None:
     for file in facts.files:
         if file.source is None or file.record_line != wheelrecord.line_for(file.file, file.source):
             return None
-    side = f"older than {oldest}" if older else f"newer than {newest}"
     # Another entry of the catalog (of another line of the same code) may have patched the file: say so.
     held = sorted({other for file in facts.files if file.state for other in file.state.patches} - {patch.id})
-    but = f" but for {', '.join(held)}, which hfpatch applied" if held else ""
-    summary = (
-        f"{patch.distribution} {installation.version} is {side}, the releases {patch.id} was written from "
-        f"({oldest} to {newest}); its {'file is' if len(facts.files) == 1 else 'files are'} as released{but} "
-        "(RECORD agrees), so hfpatch leaves it"
+    summary = reasons.NotCovered(
+        patch.distribution, installation.version, older, (oldest, newest), patch.id, len(facts.files), tuple(held)
     )
     if is_builtin(patch):
         # Not the user's to rewrite (and an entry of their own for the same statements would be refused beside it).
-        advice = f"the built-in {patch.id} does not cover this release"
-        return Diagnosis(Condition.NOT_COVERED, summary, advice=advice)
+        return Diagnosis(Condition.NOT_COVERED, summary, advice=reasons.BuiltinUncovered(patch.id))
+    targets = tuple(
+        f"{patch.distribution}:{file.module}:{target.name}" for file in patch.files for target in file.targets
+    )
     # Before fixed_in, new's default reading (every release back from --fixed-in) takes the release in.
-    since = (
-        f" --since {installation.version}" if older else "" if patch.fixed_in else f" --until {installation.version}"
-    )
-    targets = " ".join(
-        f"--target {patch.distribution}:{file.module}:{target.name}" for file in patch.files for target in file.targets
-    )
-    source = f"--fixed-in {patch.fixed_in}" if patch.fixed_in is not None else "--fixed-from PATH"
-    advice = f"to cover it, write the entry again with `hfpatch new {patch.id} {targets} {source}{since} --force`"
+    since = installation.version if older else None
+    until = installation.version if not older and not patch.fixed_in else None
+    advice = reasons.WriteAgain(patch.id, targets, patch.fixed_in, since, until)
     return Diagnosis(Condition.NOT_COVERED, summary, advice=advice)
 
 
@@ -344,71 +299,66 @@ def _identify(facts: Facts, file: FileFacts) -> tuple[FileFacts, classify.Classi
     return file, classify.identify(file.source, facts.patch, file.patch_file, facts.installation.version)
 
 
-def _with_state(facts: Facts, file: FileFacts, suggest: Suggest) -> Diagnosis:
+def _with_state(facts: Facts, file: FileFacts) -> Diagnosis:
     """One file, judged by hfpatch's state of the patch and of the file."""
     patch, saved, digest = facts.patch, facts.state, file.source_sha256
     assert saved is not None and file.source is not None
     held = file.state
     change = saved.change_of(file.file)
-    notes: tuple[str, ...] = ()
+    notes: tuple[Reason, ...] = ()
     if held is not None and digest != held.original_sha256 and file.original_error is not None:
-        notes = (
-            f"{file.original_error}: `hfpatch revert` cannot restore the original; reinstall {patch.distribution}",
-        )
+        notes = (reasons.OriginalLost(file.original_error, patch.distribution),)
     if saved.phase is not Phase.APPLIED:
         if change is not None and digest not in (change.before_sha256, change.after_sha256):
-            return _edited(facts, file, suggest, notes)
-        finding, advice = _interrupted(saved.phase, None, suggest)
-        return Diagnosis(Condition.INCOMPLETE, finding, notes, advice=advice)
+            return _edited(facts, file, notes)
+        reason, advice = _interrupted(saved.phase, None)
+        return Diagnosis(Condition.INCOMPLETE, reason, notes, advice=advice)
+    dropped = reasons.Dropped(file.path, patch.distribution)
     if held is None or patch.id not in held.patches:
         if held is None and change is not None and digest == change.after_sha256:
             # the file holds the patch, and only hfpatch's state of the file is gone
-            finding, advice = _interrupted(Phase.APPLYING, None, suggest)
-            return Diagnosis(Condition.INCOMPLETE, finding, notes, advice=advice)
-        summary = f"{file.path} holds the original code again (was {patch.distribution} reinstalled?)"
-        return Diagnosis(Condition.DROPPED, summary, notes, advice=f"run `{suggest('apply')}`")
+            reason, advice = _interrupted(Phase.APPLYING, None)
+            return Diagnosis(Condition.INCOMPLETE, reason, notes, advice=advice)
+        return Diagnosis(Condition.DROPPED, dropped, notes, advice=Advice(Next.APPLY))
     if digest == held.sha256:
         lagging = _record_lags(facts, file)
         if lagging is None and file.stale_bytecode:
-            lagging = f"stale bytecode {file.stale_bytecode[0]} would run"
+            lagging = reasons.BytecodeLags(Path(file.stale_bytecode[0]))
         if lagging is None:
-            summary = f"hfpatch {saved.hfpatch_version} patched {file.path} on {saved.applied_at}"
-            return Diagnosis(Condition.APPLIED, summary, notes)
-        finding, advice = _interrupted(Phase.APPLIED, lagging, suggest)
-        return Diagnosis(Condition.INCOMPLETE, finding, notes, lagging=lagging, advice=advice)
+            applied = reasons.Applied(file.path, saved.hfpatch_version, saved.applied_at)
+            return Diagnosis(Condition.APPLIED, applied, notes)
+        reason, advice = _interrupted(Phase.APPLIED, lagging)
+        return Diagnosis(Condition.INCOMPLETE, reason, notes, lagging=lagging, advice=advice)
     if digest == held.original_sha256:
-        summary = f"{file.path} holds the original code again (was {patch.distribution} reinstalled?)"
-        return Diagnosis(Condition.DROPPED, summary, notes, advice=f"run `{suggest('apply')}`")
+        return Diagnosis(Condition.DROPPED, dropped, notes, advice=Advice(Next.APPLY))
     other = next(
         (run for run in file.interrupted if digest in (run.change.before_sha256, run.change.after_sha256)), None
     )
     if other is not None:  # not edited: another patch's run was writing it
-        summary = f"{file.path} is as the interrupted {other.verb} of {other.patch} left it"
-        advice = f"run `{suggest('apply')}` or `{suggest('revert')}` with {other.patch} among the patches to finish it"
-        return Diagnosis(Condition.INCOMPLETE, summary, notes, advice=advice)
-    return _edited(facts, file, suggest, notes)
+        left = reasons.LeftByOther(file.path, other.verb, other.patch)
+        return Diagnosis(Condition.INCOMPLETE, left, notes, advice=Advice(Next.FINISH_OTHER, other.patch))
+    return _edited(facts, file, notes)
 
 
-def _edited(facts: Facts, file: FileFacts, suggest: Suggest, notes: tuple[str, ...]) -> Diagnosis:
-    patch = facts.patch
-    summary = f"{file.path} was changed since hfpatch applied {patch.id}; hfpatch will not overwrite it"
-    advice = f"`{suggest('revert')} --force` puts the original back"
-    return Diagnosis(Condition.EDITED, summary, notes, advice=advice)
+def _edited(facts: Facts, file: FileFacts, notes: tuple[Reason, ...]) -> Diagnosis:
+    edited = reasons.Edited(file.path, facts.patch.id)
+    return Diagnosis(Condition.EDITED, edited, notes, advice=Advice(Next.FORCE_REVERT))
 
 
-def _interrupted(phase: Phase, lagging: str | None, suggest: Suggest) -> tuple[str, str]:
+def _interrupted(phase: Phase, lagging: Reason | None) -> tuple[Reason, Reason]:
     if phase is Phase.REVERTING:
-        return "a revert was interrupted", f"run `{suggest('revert')}` to finish it, or `{suggest('apply')}`"
+        return reasons.Interrupted(reverting=True), Advice(Next.FINISH_REVERT)
     if phase is Phase.APPLYING:
-        return "an apply was interrupted", f"run `{suggest('apply')}` to finish it, or `{suggest('revert')}`"
-    return f"the patched file is in place, but {lagging}", f"run `{suggest('apply')}` to finish"
+        return reasons.Interrupted(reverting=False), Advice(Next.FINISH_APPLY)
+    assert lagging is not None
+    return reasons.InPlaceBut(lagging), Advice(Next.FINISH)
 
 
-def _record_lags(facts: Facts, file: FileFacts) -> str | None:
+def _record_lags(facts: Facts, file: FileFacts) -> Reason | None:
     installation = facts.installation
     if installation is None or installation.record is None or file.record_line is None:
         return None
     assert file.source is not None
     if file.record_line == wheelrecord.line_for(file.file, file.source):
         return None
-    return f"{installation.record} does not match the file"
+    return reasons.RecordLags(installation.record)

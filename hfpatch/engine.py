@@ -31,10 +31,10 @@ class Outcome(NamedTuple):
     action: Action
     exit_code: ExitCode
     message: Reason
-    notes: tuple[str, ...] = ()
+    notes: tuple[Reason, ...] = ()
     diff: str | None = None
     # What the user should do about the condition, where anything (the diagnosis's advice).
-    advice: str | None = None
+    advice: Reason | None = None
 
 
 def run(command: Command, patch: Patch, environment: Environment, options: Options) -> Outcome:
@@ -56,18 +56,19 @@ def run(command: Command, patch: Patch, environment: Environment, options: Optio
     except HfpatchError as error:
         condition = Condition.ERROR if diagnosis is None else diagnosis.condition
         notes = () if diagnosis is None else diagnosis.notes
-        return Outcome(patch, facts, condition, Action.REFUSED, ExitCode.ERROR, str(error).rstrip("."), notes)
+        said: Reason = str(error).rstrip(".") if error.reason is None else error.reason
+        return Outcome(patch, facts, condition, Action.REFUSED, ExitCode.ERROR, said, notes)
 
 
 def decide(
     command: Command, patch: Patch, python: Python, installation: Installation | None, options: Options
 ) -> tuple[Facts, Diagnosis, Plan]:
     facts = gather(patch, python, installation)
-    diagnosis = diagnose(facts, options.suggest)
+    diagnosis = diagnose(facts)
     return facts, diagnosis, plan(command, diagnosis, facts, options)
 
 
-def outcome(facts: Facts, diagnosis: Diagnosis, decided: Plan, notes: tuple[str, ...] = ()) -> Outcome:
+def outcome(facts: Facts, diagnosis: Diagnosis, decided: Plan, notes: tuple[Reason, ...] = ()) -> Outcome:
     return Outcome(
         facts.patch,
         facts,
@@ -97,7 +98,7 @@ def _perform(command: Command, facts: Facts, decided: Plan, options: Options) ->
         forget()  # what it wrote is read afresh
     # What the environment holds now (the file's digest, the state, the condition), as `check` would say it.
     after = gather(facts.patch, facts.python, installation)
-    return outcome(after, diagnose(after, options.suggest), decided, notes)
+    return outcome(after, diagnose(after), decided, notes)
 
 
 # A dry run's action, by what the plan would do (hfpatch.render says it: reasons.WouldDo).

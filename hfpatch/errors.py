@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from hfpatch.reasons import Reason
 
 
 class ExitCode(enum.IntEnum):
@@ -14,9 +18,30 @@ class ExitCode(enum.IntEnum):
 
 
 class HfpatchError(Exception):
-    """A failure hfpatch understands; str() says what is wrong and what to do. Always exit 2, nothing touched."""
+    """A failure hfpatch understands; str() says what is wrong and what to do. Always exit 2, nothing touched.
+
+    Raised with a reason (`refusal`), it carries what went wrong as a value (hfpatch.reasons), which the engine
+    gives render to word; str() is then those words, every path whole."""
 
     exit_code = ExitCode.ERROR
+    reason: Reason | None = None
+
+    def __str__(self) -> str:
+        if self.reason is None:
+            return super().__str__()
+        from hfpatch.render import words
+
+        return words(self.reason)
+
+
+_E = TypeVar("_E", bound=HfpatchError)
+
+
+def refusal(kind: type[_E], reason: Reason) -> _E:
+    """An error of `kind` whose reason is a value of hfpatch.reasons."""
+    error = kind()
+    error.reason = reason
+    return error
 
 
 class UsageError(HfpatchError):

@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 import hfpatch
-from hfpatch import bytecode, files, importcheck, state, wheelrecord
+from hfpatch import bytecode, files, importcheck, reasons, state, wheelrecord
 from hfpatch.entry import FileShape, Patch
 from hfpatch.environment import Installation, Python, run_in
-from hfpatch.errors import HfpatchError, InterpreterError, StateError, UnexpectedCode
+from hfpatch.errors import HfpatchError, InterpreterError, StateError, UnexpectedCode, refusal
 from hfpatch.facts import Facts, FileFacts
 from hfpatch.plan import Plan, Step
+from hfpatch.reasons import Reason
 from hfpatch.state import FileChange, FileState, PatchState, Phase
 
 LOCK_TIMEOUT = 120.0
@@ -105,7 +106,8 @@ def original_of(facts: Facts, file: FileFacts) -> bytes:
             return file.original
         if file.source_sha256 == file.state.original_sha256:  # a lost backup matters only where the file is not it
             return file.source
-        raise StateError(f"{file.original_error}; nothing was changed. Reinstall {facts.patch.distribution}.")
+        assert file.original_error is not None
+        raise refusal(StateError, reasons.NoOriginal(file.original_error, facts.patch.distribution))
     saved = facts.state
     change = None if saved is None else saved.change_of(file.file)
     if saved is None or change is None or saved.phase is Phase.APPLIED:
@@ -118,7 +120,7 @@ def original_of(facts: Facts, file: FileFacts) -> bytes:
     left = state.original_path(facts.installation.root, file.file)
     kept = files.read_bytes(left) if left.exists() else None
     if kept is None or hashlib.sha256(kept).hexdigest() != original_sha256:
-        raise StateError(f"hfpatch's backup {left} is missing or not the original; reinstall the package.")
+        raise refusal(StateError, reasons.BackupNotOriginal(left))
     return kept
 
 
@@ -132,13 +134,10 @@ def rebuilt(original: bytes, patch_ids: tuple[str, ...], facts: Facts, file: Fil
     for patch_id in patch_ids:
         other = facts.patch if patch_id == facts.patch.id else lookup(patch_id)
         if other is None:
-            raise StateError(
-                f"{file.path} also holds the patch {patch_id}, which no catalog given has; give its --catalog "
-                f"(or revert {patch_id} first), so that hfpatch can rebuild the file without {facts.patch.id}."
-            )
+            raise refusal(StateError, reasons.HeldByUnknown(file.path, patch_id, facts.patch.id))
         part = next((item for item in other.files if item.file == file.file), None)
         if part is None:
-            raise StateError(f"{patch_id} in the catalog no longer changes {file.file}; reinstall the package.")
+            raise refusal(StateError, reasons.NoLongerChanges(patch_id, file.file))
         content = patched(content, other, part)
     return content
 
@@ -213,9 +212,9 @@ def _record_line_before(facts: Facts, file: FileFacts, original: bytes) -> str |
     return file.record_line
 
 
-def execute(plan: Plan, facts: Facts, lookup: Lookup = no_lookup) -> tuple[str, ...]:
+def execute(plan: Plan, facts: Facts, lookup: Lookup = no_lookup) -> tuple[Reason, ...]:
     """Perform the plan's steps in order; returns notes on what could not be done and did not need to be."""
-    notes: list[str] = []
+    notes: list[Reason] = []
     for step in plan.steps:
         if step is Step.CLEAR_ORPHANS:
             for root in facts.orphans:
@@ -238,7 +237,7 @@ def execute(plan: Plan, facts: Facts, lookup: Lookup = no_lookup) -> tuple[str, 
     return tuple(notes)
 
 
-def adopt(patch: Patch, python: Python, installation: Installation, originals: dict[str, bytes]) -> list[str]:
+def adopt(patch: Patch, python: Python, installation: Installation, originals: dict[str, bytes]) -> list[Reason]:
     """Make hfpatch's state of files the user edited (what `hfpatch new --from-edits` carried): as if the patch had
     been applied to the release, whose bytes are the originals. The files are not written; their RECORD lines and
     bytecode are brought in line, as apply does."""
@@ -247,7 +246,7 @@ def adopt(patch: Patch, python: Python, installation: Installation, originals: d
     with files.locked(state.lock_file(installation.root), LOCK_TIMEOUT):
         facts = gather(patch, python, installation)
         if facts.state is not None or any(file.state is not None for file in facts.files):
-            raise StateError(f"hfpatch already holds a state of {patch.id} or its files in {installation.root}.")
+            raise refusal(StateError, reasons.AlreadyHeld(patch.id, installation.root))
         plans = []
         for file in facts.files:
             assert file.source is not None
@@ -278,12 +277,12 @@ def _forgotten(file: FileFacts) -> FileFacts:
     return file._replace(state=None, original=None, original_error=None, leftover=False)
 
 
-def _clear(facts: Facts, installation: Installation) -> list[str]:
+def _clear(facts: Facts, installation: Installation) -> list[Reason]:
     """A stale state (another install of the distribution), or what an apply killed early left behind."""
-    notes = []
+    notes: list[Reason] = []
     root = installation.root
     if facts.state is not None and facts.state.version != installation.version:
-        notes.append(f"cleared hfpatch's stale state of {facts.state.distribution} {facts.state.version}")
+        notes.append(reasons.ClearedStale(facts.state.distribution, facts.state.version))
     state.discard(root, facts.patch.id)
     for file in facts.files:
         held = file.state
@@ -307,7 +306,7 @@ def _clear_orphan(root: Path, facts: Facts) -> None:
             state.discard_file(root, file.file)
 
 
-def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phase: Phase) -> list[str]:
+def _drive(facts: Facts, installation: Installation, plans: list[FilePlan], phase: Phase) -> list[Reason]:
     """Take every file from what it is to what its plan says, in the crash-safe order:
 
     apply:  originals saved, state "applying", each file (its RECORD line, its bytecode), files' states, "applied"
@@ -368,7 +367,7 @@ def _journal(facts: Facts, installation: Installation, plans: list[FilePlan], ph
     return journal
 
 
-def _imports_after(installation: Installation, plans: list[FilePlan]) -> list[str]:
+def _imports_after(installation: Installation, plans: list[FilePlan]) -> list[Reason]:
     """Before anything is written: the patched modules still import (else UnexpectedCode), and what to note."""
     changed = [plan for plan in plans if plan.after != plan.before]
     imported = importcheck.check(
@@ -379,7 +378,7 @@ def _imports_after(installation: Installation, plans: list[FilePlan]) -> list[st
         ],
     )
     if imported.refusal is not None:
-        raise UnexpectedCode(imported.refusal)
+        raise refusal(UnexpectedCode, imported.refusal)
     return [imported.note] if imported.note else []
 
 
@@ -456,7 +455,7 @@ def _put(file: FileFacts, data: bytes) -> None:
         files.write_atomically(file.path, data)  # a new file: 0644, its directory's owner
 
 
-def _added_record_and_bytecode(installation: Installation, plan: FilePlan, verb: str) -> list[str]:
+def _added_record_and_bytecode(installation: Installation, plan: FilePlan, verb: str) -> list[Reason]:
     """A file the patch adds: its RECORD line added as pip writes it, or taken out where the file goes; its bytecode
     compiled where the package's is (pip compiled the others), or removed with it."""
     relative, path, python = plan.facts.file, plan.facts.path, installation.python
@@ -479,7 +478,7 @@ def _added_record_and_bytecode(installation: Installation, plan: FilePlan, verb:
     cfile = path.parent / "__pycache__" / f"{path.stem}.{python.cache_tag}.pyc"
     requests: list[dict[str, object]] = [{"cfile": str(cfile), "optimize": 0, "mode": "TIMESTAMP"}]
     failure = _compile(python, path, requests)
-    return [] if failure is None else [f"could not compile {path} ({failure}); Python compiles it on import"]
+    return [] if failure is None else [reasons.NotCompiled(path, failure)]
 
 
 def _names(directory: Path) -> list[str]:
@@ -503,7 +502,7 @@ def _set_record_line(installation: Installation, relative_file: str, line: str) 
         files.write_atomically(record, updated)
 
 
-def refresh_bytecode(python: Python, file: Path) -> list[str]:
+def refresh_bytecode(python: Python, file: Path) -> list[Reason]:
     """Remove every cached .pyc of the file, then rebuild those of the application's interpreter in their own mode."""
     cached = bytecode.cached_files(file)
     requests = bytecode.rebuild_requests(cached, python.cache_tag)
@@ -513,7 +512,7 @@ def refresh_bytecode(python: Python, file: Path) -> list[str]:
     failure = _compile(python, file, requests)
     if failure is None:
         return []
-    return [f"removed the old bytecode but could not rebuild it ({failure}); Python rebuilds it on import"]
+    return [reasons.NotRebuilt(failure)]
 
 
 def _compile(python: Python, source: Path, requests: list[dict[str, object]]) -> str | None:

@@ -10,10 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from hfpatch import bytecode, files, state, wheelrecord
+from hfpatch import bytecode, files, reasons, state, wheelrecord
 from hfpatch.entry import EMPTY_SHA256, FileShape, Patch, PatchFile
 from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, StateError
+from hfpatch.reasons import Reason
 
 
 class Interrupted(NamedTuple):
@@ -40,7 +41,7 @@ class FileFacts(NamedTuple):
     # .hfpatch/files/<file>/ holds an original but no state (an apply killed before it wrote the file's state).
     leftover: bool = False
     original: bytes | None = None
-    original_error: str | None = None
+    original_error: Reason | None = None
     source: bytes | None = None
     source_sha256: str | None = None
     source_error: str | None = None
@@ -50,7 +51,7 @@ class FileFacts(NamedTuple):
     # RECORD was read and does not list the file: the release never installed it (not a file lost since).
     unlisted: bool = False
     # Why hfpatch will not write the file: it, or a directory between it and site-packages, is a link.
-    link: str | None = None
+    link: reasons.Link | None = None
     record_line: str | None = None
     # The application interpreter's unchecked-hash .pyc files whose source hash is not the file's: they run other code.
     stale_bytecode: tuple[str, ...] = ()
@@ -83,11 +84,6 @@ class Facts(NamedTuple):
         if self.installation is None or self.installation.dist_info is None:
             return None
         return self.installation.dist_info.name
-
-    @property
-    def paths(self) -> str:
-        """The patch's files where they are installed, in words."""
-        return ", ".join(str(file.path) for file in self.files)
 
     @property
     def file_paths(self) -> tuple[Path, ...]:
@@ -388,14 +384,14 @@ def _record_facts(record: bytes, file: str) -> tuple[str | None, bool]:
     return lines.get(file), file not in lines
 
 
-def _link(root: Path, file: Path) -> str | None:
+def _link(root: Path, file: Path) -> reasons.Link | None:
     # In strings, not Paths: an entry of a removed file's shape names hundreds of files, and pathlib's parents and
     # comparisons were most of what reading them cost.
     top = str(root)
     first = path = str(file)
     while path != top and path != os.path.dirname(path):  # noqa: PTH120
         if os.path.islink(path) if path == first else _is_link(path):  # noqa: PTH114
-            return f"{path} is a symbolic link (to {Path(path).readlink()})"
+            return reasons.Link(Path(path), Path(path).readlink())
         path = os.path.dirname(path)  # noqa: PTH120
     return None
 
@@ -409,7 +405,7 @@ def _is_link(directory: str) -> bool:
     return _LINKS[directory]
 
 
-def _original(root: Path, saved: state.FileState | None) -> tuple[bytes | None, str | None]:
+def _original(root: Path, saved: state.FileState | None) -> tuple[bytes | None, Reason | None]:
     if saved is None:
         return None, None
     path = state.backup_of(root, saved)
@@ -418,9 +414,9 @@ def _original(root: Path, saved: state.FileState | None) -> tuple[bytes | None, 
     except HfpatchError as error:
         return None, str(error)
     if original is None:
-        return None, f"hfpatch's backup {path} is missing"
+        return None, reasons.BackupMissing(path)
     if hashlib.sha256(original).hexdigest() != saved.original_sha256:
-        return None, f"hfpatch's backup {path} is not the original any more (its sha256 differs from the state)"
+        return None, reasons.BackupChanged(path)
     return original, None
 
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from hfpatch import statements
+from hfpatch import reasons, statements
 from hfpatch.environment import Python, run_in
 from hfpatch.errors import InterpreterError, UnexpectedCode
 
@@ -84,8 +84,8 @@ def _changed_functions(old: statements.SourceFile, new: statements.SourceFile, s
 
 
 class ImportCheck(NamedTuple):
-    refusal: str | None = None  # why the patched modules must not be written
-    note: str | None = None  # what the check could not tell
+    refusal: reasons.ImportBreaks | None = None  # why the patched modules must not be written
+    note: reasons.ImportUntold | None = None  # what the check could not tell
 
 
 def check(python: Python, files: Sequence[Patched]) -> ImportCheck:
@@ -109,14 +109,8 @@ def check(python: Python, files: Sequence[Patched]) -> ImportCheck:
             return ImportCheck()
         original = _import(python, modules, {}, scratch)
     if not original.get("ok"):  # the environment cannot import the module at all: nothing the patch broke
-        return ImportCheck(
-            note=f"{original.get('module')} does not import here, patched or not ({original.get('error')}), so the "
-            "import check could not tell anything of the patch"
-        )
-    return ImportCheck(
-        refusal=f"the patched {patched.get('module')} fails to import here ({patched.get('error')}) where the "
-        "original imports; nothing was changed"
-    )
+        return ImportCheck(note=reasons.ImportUntold(str(original.get("module")), str(original.get("error"))))
+    return ImportCheck(refusal=reasons.ImportBreaks(str(patched.get("module")), str(patched.get("error"))))
 
 
 def _import(python: Python, modules: list[str], replaced: dict[str, str], scratch: str) -> dict[str, object]:

@@ -6,7 +6,8 @@ import enum
 from collections.abc import Callable
 from typing import NamedTuple
 
-from hfpatch.diagnosis import CHECK_EXIT, NEEDS_WRITING, Condition, Diagnosis, Suggest, plain
+from hfpatch import reasons
+from hfpatch.diagnosis import CHECK_EXIT, NEEDS_WRITING, Condition, Diagnosis
 from hfpatch.entry import Patch
 from hfpatch.errors import ExitCode
 from hfpatch.facts import Facts, FileFacts
@@ -75,7 +76,6 @@ def _no_lookup(patch_id: str) -> Patch | None:
 class Options(NamedTuple):
     dry_run: bool = False
     force: bool = False
-    suggest: Suggest = plain
     # Another entry of the catalog by id: revert rebuilds a file with the patches that stay on it.
     lookup: Callable[[str], Patch | None] = _no_lookup
 
@@ -94,11 +94,7 @@ def plan(command: Command, diagnosis: Diagnosis, facts: Facts, options: Options)
     other = next((run for file in facts.files for run in file.interrupted), None)
     if other is not None and {Step.PATCH, Step.RESTORE} & set(decided.steps):
         # Writing the file now would make that run's journal of it untrue, so it could never be finished.
-        suggest = options.suggest
-        return _refused(
-            f"the {other.verb} of {other.patch} was interrupted in {facts.paths}: finish it first, with "
-            f"{other.patch} among the patches (`{suggest('apply')}` or `{suggest('revert')}`); nothing was changed"
-        )
+        return _refused(reasons.OtherInterrupted(other.verb, other.patch, facts.file_paths))
     return decided
 
 
@@ -142,8 +138,7 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
     condition, patch = diagnosis.condition, facts.patch
     if facts.installation is None:
         if facts.orphans:
-            where = ", ".join(map(str, facts.orphans))
-            cleared = f"{patch.distribution} is not installed any more; cleared hfpatch's state and backup in {where}"
+            cleared = reasons.ClearedOrphans(patch.distribution, facts.orphans)
             return Plan(Action.CLEARED, ExitCode.OK, cleared, (Step.CLEAR_ORPHANS,))
         return Plan(Action.NOTHING, ExitCode.OK, diagnosis.summary)
     saved = facts.state
@@ -151,15 +146,11 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
         if condition is Condition.ERROR:
             return _refused(diagnosis.summary)
         if facts.leftover or any(file.leftover for file in facts.files):
-            removed = NothingToRevert(diagnosis.finding, removed_backup=True)
+            removed = NothingToRevert(diagnosis.reason, removed_backup=True)
             return Plan(Action.NOTHING, ExitCode.OK, removed, (Step.CLEAR_STATE,))
-        return Plan(Action.NOTHING, ExitCode.OK, NothingToRevert(diagnosis.finding))
+        return Plan(Action.NOTHING, ExitCode.OK, NothingToRevert(diagnosis.reason))
     if diagnosis.stale_state:
-        stale = (
-            f"{saved.distribution} was reinstalled or upgraded since apply ({saved.version} -> "
-            f"{facts.installation.version or 'unknown'}): its files were left as they are, the old backup was not "
-            "restored over them, and the stale state was cleared"
-        )
+        stale = reasons.ClearedReinstalled(saved.distribution, saved.version, facts.installation.version)
         return Plan(Action.CLEARED, ExitCode.OK, stale, (Step.CLEAR_STATE,))
     if condition is Condition.EDITED and not options.force:
         return _refused(diagnosis.summary)
@@ -167,11 +158,12 @@ def _revert(diagnosis: Diagnosis, facts: Facts, options: Options) -> Plan:
         return _refused(diagnosis.summary)
     link = next((file.link for file in facts.files if file.link), None)
     if link:
-        return _refused(f"{link}; hfpatch does not write through links")
+        return _refused(reasons.NoLinks(link))
     for file in facts.files:
         held = file.state
         if held is not None and file.source_sha256 != held.original_sha256 and file.original is None:
-            return _refused(f"{file.original_error}; nothing was changed. Reinstall {patch.distribution}")
+            assert file.original_error is not None
+            return _refused(reasons.NoOriginal(file.original_error, patch.distribution))
     already = all(_holds_the_original(file, saved) for file in facts.files)
     message: Reason = Restored(facts.file_paths, already=already, removed=() if already else facts.added_paths)
     staying = sorted({other for file in facts.files if file.state for other in file.state.patches} - {patch.id})

@@ -24,7 +24,7 @@ from hfpatch.engine import Outcome
 from hfpatch.entry import Patch, Verdict, release_span
 from hfpatch.errors import ExitCode
 from hfpatch.facts import FileFacts
-from hfpatch.reasons import Reason
+from hfpatch.reasons import Reason, Suggest, plain
 
 JSON_SCHEMA = 3
 
@@ -87,9 +87,10 @@ def _environment_text(
     roots = sorted({found.root for found in result.environment.installations}, key=lambda root: -len(str(root)))
     _print(heading(result), out)
     for outcome in shown:
-        _print(f"  {outcome.patch.id}: {label(outcome)}: {words(outcome.message, roots, view.every_file)}", out)
+        said = words(outcome.message, roots, view.every_file, result.suggest)
+        _print(f"  {outcome.patch.id}: {label(outcome)}: {said}", out)
         for note in outcome.notes:
-            _print(f"    note: {_within(note, roots)}", out)
+            _print(f"    note: {words(note, roots, view.every_file, result.suggest)}", out)
         if view.show_diff and outcome.diff:
             out.write(outcome.diff)
     if folded:
@@ -147,7 +148,8 @@ def wrapped(line: str, width: int = WIDTH) -> str:
 
 
 def _within(text: str, roots: Sequence[Path]) -> str:
-    """`text` with each path inside one of the environment's directories relative to it, outside backticks."""
+    """An error's sentence (the one reason still text: hfpatch.reasons) with each path inside one of the
+    environment's directories relative to it, outside backticks."""
     if not roots:
         return text
     inside = re.compile("(?<![^\\s(\"'=,])(?:" + "|".join(re.escape(f"{root}{os.sep}") for root in roots) + ")")
@@ -161,12 +163,45 @@ def _within(text: str, roots: Sequence[Path]) -> str:
 _LISTED = 3
 
 
-def words(reason: Reason, roots: Sequence[Path] = (), verbose: bool = True) -> str:
+class _Say(NamedTuple):
+    """How a reason is worded: each installed path relative to the environment's directory that holds it (`roots`,
+    longest first; none: whole), every file of a long list or its first and a count, the commands to suggest."""
+
+    roots: Sequence[Path]
+    verbose: bool
+    suggest: Suggest
+
+
+def words(reason: Reason, roots: Sequence[Path] = (), verbose: bool = True, suggest: Suggest = plain) -> str:
     """A reason in words: each installed path relative to the environment's directory that holds it (`roots`,
-    longest first; none: paths whole, as --json has them), a long list of files cut short unless `verbose`."""
-    if isinstance(reason, str):  # a sentence not yet a value (hfpatch.reasons)
-        return _within(reason, roots)
-    return _WORDS[type(reason)](reason, roots, verbose)
+    longest first; none: paths whole, as --json has them), a long list of files cut short unless `verbose`, each
+    command it advises spelt by `suggest` (with the options the user gave)."""
+    return _said(reason, _Say(roots, verbose, suggest))
+
+
+def _said(reason: Reason, say: _Say) -> str:
+    if isinstance(reason, str):  # an error's own sentence (hfpatch.reasons)
+        return _within(reason, say.roots)
+    kind = type(reason)
+    if kind in _WORDS:
+        return _WORDS[kind](reason, say)
+    return _TEMPLATES[kind].format(**_fields(reason, say))
+
+
+def _fields(reason: Any, say: _Say) -> dict[str, str]:
+    """A reason's fields as its template names them: a path within its environment, a reason in words, a list
+    cut short; and the commands to suggest (`apply`, `revert`)."""
+    fields = {"apply": say.suggest("apply"), "revert": say.suggest("revert")}
+    for name, value in reason._asdict().items():
+        if isinstance(value, Path):
+            fields[name] = _where(value, say.roots)
+        elif type(value) in _WORDS or type(value) in _TEMPLATES:
+            fields[name] = _said(value, say)
+        elif isinstance(value, tuple):
+            fields[name] = _listed([_where(item, say.roots) for item in value], say.verbose)
+        else:
+            fields[name] = str(value)
+    return fields
 
 
 def _listed(items: Sequence[str], verbose: bool) -> str:
@@ -175,7 +210,7 @@ def _listed(items: Sequence[str], verbose: bool) -> str:
     return f"{items[0]} and {len(items) - 1} more"
 
 
-def _where(path: Path, roots: Sequence[Path]) -> str:
+def _where(path: Path | str, roots: Sequence[Path]) -> str:
     text = str(path)
     for root in roots:
         if text.startswith(f"{root}{os.sep}"):
@@ -183,37 +218,35 @@ def _where(path: Path, roots: Sequence[Path]) -> str:
     return text
 
 
-def _paths(paths: Sequence[Path], roots: Sequence[Path], verbose: bool) -> str:
-    return _listed([_where(path, roots) for path in paths], verbose)
+def _paths(paths: Sequence[Path], say: _Say) -> str:
+    return _listed([_where(path, say.roots) for path in paths], say.verbose)
 
 
-def _patched(reason: reasons.Patched, roots: Sequence[Path], verbose: bool) -> str:
+def _patched(reason: reasons.Patched, say: _Say) -> str:
     where = "upstream in no release yet" if reason.fixed_in is None else f"upstream in {reason.fixed_in}"
     edited = [path for path in reason.paths if path not in reason.added]
     has = "has" if len(edited) == 1 else "have"
-    said = f"{_paths(edited, roots, verbose)} now {has} the fix ({reason.upstream}, {where})"
+    said = f"{_paths(edited, say)} now {has} the fix ({reason.upstream}, {where})"
     if not reason.added:
         return said
     module = "the module" if len(reason.added) == 1 else "the modules"
-    return f"{said}; created {_paths(reason.added, roots, verbose)}, {module} the fix adds"
+    return f"{said}; created {_paths(reason.added, say)}, {module} the fix adds"
 
 
-def _restored(reason: reasons.Restored, roots: Sequence[Path], verbose: bool) -> str:
+def _restored(reason: reasons.Restored, say: _Say) -> str:
     if not reason.already:
         edited = [path for path in reason.paths if path not in reason.removed]
-        said = f"restored the original {_paths(edited, roots, verbose)}"
+        said = f"restored the original {_paths(edited, say)}"
         if not reason.removed:
             return said
-        return f"{said}; removed {_paths(reason.removed, roots, verbose)}, which the patch had added"
-    paths = _paths(reason.paths, roots, verbose)
+        return f"{said}; removed {_paths(reason.removed, say)}, which the patch had added"
+    paths = _paths(reason.paths, say)
     return f"{paths} {'was' if len(reason.paths) == 1 else 'were'} already the original; cleared hfpatch's state"
 
 
-def _took_out(reason: reasons.TookOut, roots: Sequence[Path], verbose: bool) -> str:
+def _took_out(reason: reasons.TookOut, say: _Say) -> str:
     stay = "stays" if len(reason.staying) == 1 else "stay"
-    return (
-        f"took {reason.patch} out of {_paths(reason.paths, roots, verbose)}; {', '.join(reason.staying)} {stay} applied"
-    )
+    return f"took {reason.patch} out of {_paths(reason.paths, say)}; {', '.join(reason.staying)} {stay} applied"
 
 
 # What a dry run would do, by the action the plan would take (reasons.WouldDo).
@@ -226,74 +259,199 @@ _WOULD = {
     "nothing-to-do": "would remove the backup an interrupted apply left behind for {patch}",
 }
 
+# The command to run next (reasons.Advice), by what it does.
+_NEXT = {
+    reasons.Next.APPLY: "run `{apply}`",
+    reasons.Next.REBUILD: "run `{apply}` to rebuild it",
+    reasons.Next.FINISH: "run `{apply}` to finish",
+    reasons.Next.FINISH_APPLY: "run `{apply}` to finish it, or `{revert}`",
+    reasons.Next.FINISH_REVERT: "run `{revert}` to finish it, or `{apply}`",
+    reasons.Next.FINISH_OTHER: "run `{apply}` or `{revert}` with {patch} among the patches to finish it",
+    reasons.Next.FORCE_REVERT: "`{revert} --force` puts the original back",
+}
 
-def _would(reason: reasons.WouldDo, roots: Sequence[Path], verbose: bool) -> str:
-    return _WOULD[reason.action].format(paths=_paths(reason.paths, roots, verbose), patch=reason.patch)
 
-
-def _never_shipped(reason: reasons.NeverShipped, roots: Sequence[Path], verbose: bool) -> str:
-    said = (
-        f"{reason.distribution} {reason.version} has no {_listed(reason.files, verbose)} (its RECORD does not list it)"
-    )
+def _never_shipped(reason: reasons.NeverShipped, say: _Say) -> str:
+    files = _listed(reason.files, say.verbose)
+    said = f"{reason.distribution} {reason.version} has no {files} (its RECORD does not list it)"
     if not reason.others:
         return said
-    return f"{said}, which {reason.patch} changes with {_listed(reason.others, verbose)}: hfpatch leaves this release"
+    others = _listed(reason.others, say.verbose)
+    return f"{said}, which {reason.patch} changes with {others}: hfpatch leaves this release"
 
 
-def _known_forms(reason: reasons.KnownForms, roots: Sequence[Path], verbose: bool) -> str:
-    details = [_within(detail, roots) for detail in reason.details]
-    if verbose or len(details) <= _LISTED:
+def _known_forms(reason: reasons.KnownForms, say: _Say) -> str:
+    details = reason.details  # classify's words, which name each file by its path in the package
+    if say.verbose or len(details) <= _LISTED:
         return "; ".join(details)
     return f"{details[0]}; and {len(details) - 1} more files"
 
 
-def _needs_patch(reason: reasons.NeedsPatch, roots: Sequence[Path], verbose: bool) -> str:
-    found = _known_forms(reason.found, roots, verbose)
-    return f"{found}, which has the bug {reason.upstream} fixed {reason.fixed_upstream}"
+def _needs_patch(reason: reasons.NeedsPatch, say: _Say) -> str:
+    return f"{_known_forms(reason.found, say)}, which has the bug {reason.upstream} fixed {reason.fixed_upstream}"
 
 
-def _nothing_to_revert(reason: reasons.NothingToRevert, roots: Sequence[Path], verbose: bool) -> str:
-    said = f"nothing to revert: hfpatch holds no state here ({words(reason.finding, roots, verbose)})"
+def _nothing_to_revert(reason: reasons.NothingToRevert, say: _Say) -> str:
+    said = f"nothing to revert: hfpatch holds no state here ({_said(reason.reason, say)})"
     return f"{said}; removed the backup an interrupted apply left behind" if reason.removed_backup else said
 
 
-def _with_advice(reason: reasons.WithAdvice, roots: Sequence[Path], verbose: bool) -> str:
-    return f"{words(reason.finding, roots, verbose)}; {_within(reason.advice, roots)}"
+def _not_covered(reason: reasons.NotCovered, say: _Say) -> str:
+    oldest, newest = reason.releases_read
+    side = f"older than {oldest}" if reason.older else f"newer than {newest}"
+    but = f" but for {', '.join(reason.held)}, which hfpatch applied" if reason.held else ""
+    return (
+        f"{reason.distribution} {reason.version} is {side}, the releases {reason.patch} was written from "
+        f"({oldest} to {newest}); its {'file is' if reason.files == 1 else 'files are'} as released{but} "
+        "(RECORD agrees), so hfpatch leaves it"
+    )
 
 
-_WORDS: dict[type, Callable[[Any, Sequence[Path], bool], str]] = {
+def _write_again(reason: reasons.WriteAgain, say: _Say) -> str:
+    targets = " ".join(f"--target {target}" for target in reason.targets)
+    source = f"--fixed-in {reason.fixed_in}" if reason.fixed_in is not None else "--fixed-from PATH"
+    since = f" --since {reason.since}" if reason.since else f" --until {reason.until}" if reason.until else ""
+    return f"to cover it, write the entry again with `hfpatch new {reason.patch} {targets} {source}{since} --force`"
+
+
+def _unlisted(reason: reasons.Unlisted, say: _Say) -> str:
+    unknown = (
+        f"no catalog given has {reason.patch}, which hfpatch's state holds in {_listed(reason.files, say.verbose)}"
+    )
+    if reason.command == "revert":
+        return f"{unknown}: reverted from that state and its backup alone"
+    return f"{unknown}; give --catalog DIR, the catalog it was applied from, to {reason.command} it"
+
+
+def _shadow(imported: Path | None, expected: Path | None, say: _Say) -> str:
+    """verify: the file the interpreter imports, where it is not the patch's."""
+    if imported is None or expected is None:
+        return ""
+    return f" (the interpreter imports {_where(imported, say.roots)}, not {_where(expected, say.roots)})"
+
+
+def _works(reason: reasons.Works, say: _Say) -> str:
+    context = "the patch is applied and in effect" if reason.checked is None else _said(reason.checked, say)
+    return f"the real code works here{_shadow(reason.imported, reason.expected, say)}: {context}"
+
+
+def _bug_live(reason: reasons.BugLive, say: _Say) -> str:
+    advice = "" if reason.advice is None else f"; {_said(reason.advice, say)}"
+    shadow = _shadow(reason.imported, reason.expected, say)
+    return f"the bug of {reason.upstream} is live here{shadow}: {reason.failure}{advice}"
+
+
+# Reasons whose words need more than their fields in a template.
+_WORDS: dict[type, Callable[[Any, _Say], str]] = {
     reasons.Patched: _patched,
-    reasons.FinishedApply: lambda reason, roots, verbose: (
-        f"finished the interrupted apply on {_paths(reason.paths, roots, verbose)}"
-    ),
-    reasons.RebuiltBytecode: lambda reason, roots, verbose: (
-        f"rebuilt the stale bytecode of {_paths(reason.paths, roots, verbose)}; its source already had the fix"
-    ),
     reasons.Restored: _restored,
     reasons.TookOut: _took_out,
-    reasons.WouldDo: _would,
+    reasons.WouldDo: lambda reason, say: _WOULD[reason.action].format(
+        paths=_paths(reason.paths, say), patch=reason.patch
+    ),
     reasons.KnownForms: _known_forms,
     reasons.NeedsPatch: _needs_patch,
     reasons.NeverShipped: _never_shipped,
     reasons.NothingToRevert: _nothing_to_revert,
-    reasons.WithAdvice: _with_advice,
-    reasons.NotInstalled: lambda reason, roots, verbose: (
-        f"{_within(reason.executable, roots)} imports no {reason.distribution}"
+    reasons.Advice: lambda reason, say: _NEXT[reason.next].format(**_fields(reason, say)),
+    reasons.Together: lambda reason, say: "; ".join(dict.fromkeys(_said(each, say) for each in reason.reasons)),
+    reasons.StaleState: lambda reason, say: _TEMPLATES[reasons.StaleState].format(
+        **{**_fields(reason, say), "now": reason.now or "an unknown version"}
     ),
-    reasons.Missing: lambda reason, roots, verbose: (
-        f"{_where(reason.path, roots)} is missing; reinstall {reason.distribution}"
+    reasons.FixedUpstream: lambda reason, say: (
+        f"{reason.distribution} {reason.version} has the upstream fix ({reason.upstream}"
+        f"{'' if reason.fixed_in is None else f', in {reason.fixed_in}'}): this patch is obsolete here"
     ),
-    reasons.Unreadable: lambda reason, roots, verbose: f"cannot read {_where(reason.path, roots)}",
-    reasons.EmptyInTheWay: lambda reason, roots, verbose: (
-        f"{_where(reason.path, roots)} is there, empty, where {reason.patch} adds a module; hfpatch will not "
-        "overwrite it"
+    reasons.NotCovered: _not_covered,
+    reasons.WriteAgain: _write_again,
+    reasons.Interrupted: lambda reason, say: f"{'a revert' if reason.reverting else 'an apply'} was interrupted",
+    reasons.ClearedReinstalled: lambda reason, say: (
+        f"{reason.distribution} was reinstalled or upgraded since apply ({reason.then} -> {reason.now or 'unknown'}): "
+        "its files were left as they are, the old backup was not restored over them, and the stale state was cleared"
     ),
-    reasons.UnknownCode: lambda reason, roots, verbose: (
-        f"{_within(reason.detail, roots)} (in {_where(reason.path, roots)}); hfpatch will not touch code it does "
-        "not know"
+    reasons.Unlisted: _unlisted,
+    reasons.Works: _works,
+    reasons.BugLive: _bug_live,
+    reasons.ProbeFailed: lambda reason, say: (
+        f"the real code failed{_shadow(reason.imported, reason.expected, say)}: {reason.failure}"
     ),
-    reasons.StaleBytecode: lambda reason, roots, verbose: (
-        f"the source has the fix, but cached bytecode still runs other code: {_where(reason.path, roots)}"
+}
+
+# Every other reason: its template, filled with its fields (`_fields`).
+_TEMPLATES: dict[type, str] = {
+    reasons.FinishedApply: "finished the interrupted apply on {paths}",
+    reasons.RebuiltBytecode: "rebuilt the stale bytecode of {paths}; its source already had the fix",
+    reasons.WithAdvice: "{reason}; {advice}",
+    reasons.NotInstalled: "{executable} imports no {distribution}",
+    reasons.Missing: "{path} is missing; reinstall {distribution}",
+    reasons.Unreadable: "cannot read {path}",
+    reasons.EmptyInTheWay: "{path} is there, empty, where {patch} adds a module; hfpatch will not overwrite it",
+    reasons.UnknownCode: "{detail} (in {path}); hfpatch will not touch code it does not know",
+    reasons.StaleBytecode: "the source has the fix, but cached bytecode still runs other code: {path}",
+    reasons.Link: "{path} is a symbolic link (to {target})",
+    reasons.ThroughLink: (
+        "but {link}, and hfpatch does not write through links: patch the tree the link points to (for an editable "
+        "install, the source checkout), or install the package without links"
+    ),
+    reasons.NoLinks: "{link}; hfpatch does not write through links",
+    reasons.SharedWithBase: (
+        "{paths} belongs to the base interpreter ({base_prefix}), not to this environment ({prefix}): patching it "
+        "patches the base interpreter and every venv made from it with --system-site-packages"
+    ),
+    reasons.Orphaned: (
+        "{directory} still holds the state and backup of an uninstalled {distribution}; `{revert}` clears them"
+    ),
+    reasons.StrangeState: "hfpatch's state for {patch} names {named}, not {files}; nothing was changed",
+    reasons.NoDistInfo: (
+        "{root} has no {distribution}-*.dist-info: the release is unknown and RECORD is not kept (is the entry's "
+        "distribution, {distribution!r}, the one that installs {package}?)"
+    ),
+    reasons.StaleState: (
+        "stale state: hfpatch patched {distribution} {version}, and {now} is installed now; the next `{apply}` or "
+        "`{revert}` clears it"
+    ),
+    reasons.Predates: "{distribution} {version} predates {targets}",
+    reasons.Unexpected: "{detail}; reinstall {distribution}",
+    reasons.FormDetail: "{detail}",
+    reasons.FixedOtherwise: "the code is already fixed ({detail}), but not by hfpatch: it holds no state of it",
+    reasons.BuiltinUncovered: "the built-in {patch} does not cover this release",
+    reasons.Dropped: "{path} holds the original code again (was {distribution} reinstalled?)",
+    reasons.Applied: "hfpatch {hfpatch_version} patched {path} on {applied_at}",
+    reasons.InPlaceBut: "the patched file is in place, but {lagging}",
+    reasons.BytecodeLags: "stale bytecode {path} would run",
+    reasons.RecordLags: "{record} does not match the file",
+    reasons.LeftByOther: "{path} is as the interrupted {verb} of {patch} left it",
+    reasons.Edited: "{path} was changed since hfpatch applied {patch}; hfpatch will not overwrite it",
+    reasons.BackupMissing: "hfpatch's backup {path} is missing",
+    reasons.BackupChanged: "hfpatch's backup {path} is not the original any more (its sha256 differs from the state)",
+    reasons.OriginalLost: "{error}: `{revert}` cannot restore the original; reinstall {distribution}",
+    reasons.NoOriginal: "{error}; nothing was changed. Reinstall {distribution}",
+    reasons.OtherInterrupted: (
+        "the {verb} of {patch} was interrupted in {paths}: finish it first, with {patch} among the patches "
+        "(`{apply}` or `{revert}`); nothing was changed"
+    ),
+    reasons.ClearedOrphans: "{distribution} is not installed any more; cleared hfpatch's state and backup in {roots}",
+    reasons.ClearedStale: "cleared hfpatch's stale state of {distribution} {version}",
+    reasons.NotCompiled: "could not compile {path} ({failure}); Python compiles it on import",
+    reasons.NotRebuilt: "removed the old bytecode but could not rebuild it ({failure}); Python rebuilds it on import",
+    reasons.HeldByUnknown: (
+        "{path} also holds the patch {other}, which no catalog given has; give its --catalog (or revert {other} "
+        "first), so that hfpatch can rebuild the file without {patch}"
+    ),
+    reasons.NoLongerChanges: "{patch} in the catalog no longer changes {file}; reinstall the package",
+    reasons.BackupNotOriginal: "hfpatch's backup {path} is missing or not the original; reinstall the package",
+    reasons.AlreadyHeld: "hfpatch already holds a state of {patch} or its files in {root}",
+    reasons.ImportUntold: (
+        "{module} does not import here, patched or not ({error}), so the import check could not tell anything of "
+        "the patch"
+    ),
+    reasons.ImportBreaks: (
+        "the patched {module} fails to import here ({error}) where the original imports; nothing was changed"
+    ),
+    reasons.DigestsOnly: "{patch} is checked by its digests only ({checked})",
+    reasons.BrokenProbe: "the probe {probe} is broken: {broken}; see the README's Probes for what a probe prints",
+    reasons.ProbeNeeds: (
+        "the probe needs {needs}, which {executable} lacks: {patch} is checked by its digests only ({checked})"
     ),
 }
 
@@ -389,7 +547,8 @@ def catalog_table(patches: Sequence[Patch], results: Sequence[EnvironmentResult]
         print(f"*: required by [tool.hfpatch] of {view.config}", file=out)
     for column, result in zip(columns, results, strict=True):  # patches known from hfpatch's state alone
         for outcome in result.outcomes[len(patches) :]:
-            print(f"{column}: {outcome.patch.id}: {label(outcome)}: {words(outcome.message)}", file=out)
+            said = words(outcome.message, suggest=result.suggest)
+            print(f"{column}: {outcome.patch.id}: {label(outcome)}: {said}", file=out)
     for result in results:  # a column that says "error" has its sentence, as every command's text has
         if result.error:
             print(f"hfpatch: error: {result.error}", file=sys.stderr)
@@ -513,8 +672,8 @@ def _outcome(outcome: Outcome, result: EnvironmentResult) -> dict[str, Any]:
         "condition": outcome.condition.value,
         "action": outcome.action.value,
         "exit_code": int(outcome.exit_code),
-        "message": words(outcome.message),
-        "notes": list(outcome.notes),
+        "message": words(outcome.message, suggest=result.suggest),
+        "notes": [words(note, suggest=result.suggest) for note in outcome.notes],
         "version": None if installation is None else installation.version,
         # The patch's first file (all a patch of schema 2 had), then every file.
         "file": None if facts is None or not facts.files else str(facts.first.path),

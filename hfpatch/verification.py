@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hfpatch import reasons
 from hfpatch.diagnosis import CHECK_EXIT, Condition
 from hfpatch.errors import ExitCode
 from hfpatch.plan import Action
@@ -44,33 +45,30 @@ def verify(checked: Outcome) -> Outcome:
         # Edited or unknown code, or hfpatch's own state in doubt: whatever a probe says, that is the news.
         return checked
     if patch.probe is None:
-        message = f"{patch.id} is checked by its digests only ({_said(checked)})"
+        message: Reason = reasons.DigestsOnly(patch.id, checked.message)
         return _with(checked, Action.NO_PROBE, CHECK_EXIT[checked.condition], message)
     try:
         result = _run_probe(patch.probe, facts.python)
     except ProbeBroken as broken:
-        message = f"the probe {patch.probe} is broken: {broken}; see the README's Probes for what a probe prints"
+        message = reasons.BrokenProbe(patch.probe, str(broken))
         return _with(checked, Action.PROBE_BROKEN, ExitCode.ERROR, message)
     needs = result.get("needs")
     if not result.get("ok") and isinstance(needs, str) and needs:
         # What the real code needs to run is absent here (torch, say): the code cannot run, so nothing is proven.
-        message = (
-            f"the probe needs {needs}, which {facts.python.executable} lacks: {patch.id} is checked by its digests"
-        )
-        message += f" only ({_said(checked)})"
+        message = reasons.ProbeNeeds(needs, facts.python.executable, patch.id, checked.message)
         return _with(checked, Action.NOT_VERIFIED, CHECK_EXIT[checked.condition], message)
     where = str(result.get("loader_file") or "")
     paths = [installation.path_of(file.file) for file in patch.files]
-    shadow = f" (the interpreter imports {where}, not {paths[0]})" if where and Path(where) not in paths else ""
+    imported, expected = (Path(where), paths[0]) if where and Path(where) not in paths else (None, None)
     if result.get("ok"):
-        message = f"the real code works here{shadow}: {_context(checked)}"
-        return _with(checked, Action.VERIFIED, ExitCode.OK, message)
+        context = None if checked.condition is Condition.APPLIED else checked.message
+        return _with(checked, Action.VERIFIED, ExitCode.OK, reasons.Works(context, imported, expected))
     failure = _one_line(f"{result.get('error_type', 'failure')}: {result.get('error', 'no detail')}")
     if result.get("bug"):
-        advice = f"; {checked.advice}" if checked.advice else ""
-        message = f"the bug of {patch.upstream} is live here{shadow}: {failure}{advice}"
-        return _with(checked, Action.VERIFY_FAILED, ExitCode.ACTION_NEEDED, message)
-    return _with(checked, Action.VERIFY_FAILED, ExitCode.ERROR, f"the real code failed{shadow}: {failure}")
+        live = reasons.BugLive(patch.upstream, failure, checked.advice, imported, expected)
+        return _with(checked, Action.VERIFY_FAILED, ExitCode.ACTION_NEEDED, live)
+    failed = reasons.ProbeFailed(failure, imported, expected)
+    return _with(checked, Action.VERIFY_FAILED, ExitCode.ERROR, failed)
 
 
 def _one_line(text: str) -> str:
@@ -80,19 +78,6 @@ def _one_line(text: str) -> str:
 
 def _with(checked: Outcome, action: Action, code: ExitCode, message: Reason) -> Outcome:
     return checked._replace(action=action, exit_code=code, message=message)
-
-
-def _said(checked: Outcome) -> str:
-    """What check said, in words (hfpatch.render's), to be said within verify's sentence."""
-    from hfpatch.render import words
-
-    return words(checked.message)
-
-
-def _context(checked: Outcome) -> str:
-    if checked.condition is Condition.APPLIED:
-        return "the patch is applied and in effect"
-    return _said(checked)
 
 
 class ProbeBroken(Exception):

@@ -458,9 +458,9 @@ MUTANTS = [
         "revert-refuses-before-it-clears-a-stale-state",
         "revert clears another install's state first, even where that install has no file to judge",
         "hfpatch/plan.py",
-        "    if diagnosis.stale_state:\n        stale = (\n",
+        "    if diagnosis.stale_state:\n        stale = reasons.ClearedReinstalled(",
         "    if condition is Condition.ERROR:\n        return _refused(diagnosis.summary)\n"
-        "    if diagnosis.stale_state:\n        stale = (\n",
+        "    if diagnosis.stale_state:\n        stale = reasons.ClearedReinstalled(",
     ),
     Mutant(
         "revert-needs-a-backup-of-an-original-file",
@@ -656,8 +656,9 @@ MUTANTS = [
         "not-covered-hides-another-entrys-patch",
         "a file another entry patched is never called as released",
         "hfpatch/diagnosis.py",
-        '    but = f" but for {\', \'.join(held)}, which hfpatch applied" if held else ""\n',
-        '    but = ""\n',
+        "    held = sorted({other for file in facts.files if file.state for other in file.state.patches}"
+        " - {patch.id})\n",
+        "    held: list[str] = []\n",
     ),
     Mutant(
         "check-by-digest-despite-state",

@@ -11,9 +11,11 @@ import dataclasses
 import py_compile
 import shutil
 import sys
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import Site, record_line, record_with_line
@@ -937,18 +939,22 @@ def test_every_condition_has_a_scenario() -> None:
 def test_the_condition_is_diagnosed_from_the_disk(
     read: Callable[[Scenario], Facts], scenario: Scenario, expected: Expected
 ) -> None:
-    diagnosis = diagnose(read(scenario), suggest)
+    diagnosis = diagnose(read(scenario))
     assert diagnosis.condition is expected.condition, diagnosis.summary
-    assert expected.finding in words(diagnosis.finding)
+    assert expected.finding in words(diagnosis.reason)
     if expected.advice is None:
         assert diagnosis.advice is None
     else:
-        assert diagnosis.advice is not None and expected.advice in diagnosis.advice
+        assert diagnosis.advice is not None and expected.advice in words(diagnosis.advice, suggest=suggest)
     if expected.notes is None:
         assert diagnosis.notes == ()
     else:
         (note,) = diagnosis.notes
-        assert expected.notes in note
+        assert expected.notes in words(note, suggest=suggest)
+    # Sentences are render's: the diagnosis holds values, but for an error's own sentence (hfpatch.reasons).
+    said = [diagnosis.reason, diagnosis.advice, *diagnosis.notes]
+    sentences = [reason for reason in said if isinstance(reason, str)]
+    assert not sentences or expected.condition is Condition.ERROR, sentences
 
 
 @pytest.mark.parametrize(("scenario", "expected"), SCENARIOS)
@@ -956,10 +962,10 @@ def test_each_command_plans_for_the_condition(
     read: Callable[[Scenario], Facts], scenario: Scenario, expected: Expected
 ) -> None:
     facts = read(scenario)
-    diagnosis = diagnose(facts, suggest)
+    diagnosis = diagnose(facts)
 
     def planned(command: Command, *, force: bool = False) -> Planned:
-        decided = plan(command, diagnosis, facts, Options(suggest=suggest, force=force))
+        decided = plan(command, diagnosis, facts, Options(force=force))
         return decided.action, decided.exit_code, decided.steps
 
     assert planned(Command.APPLY) == expected.apply
@@ -971,26 +977,29 @@ def test_each_command_plans_for_the_condition(
 @pytest.mark.parametrize(("scenario", "expected"), SCENARIOS)
 def test_check_says_the_diagnosis(read: Callable[[Scenario], Facts], scenario: Scenario, expected: Expected) -> None:
     facts = read(scenario)
-    diagnosis = diagnose(facts, suggest)
-    decided = plan(Command.CHECK, diagnosis, facts, Options(suggest=suggest))
+    diagnosis = diagnose(facts)
+    decided = plan(Command.CHECK, diagnosis, facts, Options())
     assert decided.message == diagnosis.summary
     if diagnosis.advice is not None:
-        assert words(decided.message) == f"{words(diagnosis.finding)}; {diagnosis.advice}"
+        said = words(decided.message, suggest=suggest)
+        assert said == f"{words(diagnosis.reason)}; {words(diagnosis.advice, suggest=suggest)}"
 
 
 def test_the_suggest_function_is_what_the_advice_spells(tmp_path: Path) -> None:
+    """The diagnosis names the command to run by what it does; render spells it with the options given."""
     world = edited(tmp_path)
-    spelt = diagnose(world.facts(), lambda command: f"hfpatch {command} --python /x")
-    assert spelt.advice == "`hfpatch revert --python /x --force` puts the original back"
-    plain = diagnose(world.facts())
-    assert plain.advice == "`hfpatch revert --force` puts the original back"
+    advice = diagnose(world.facts()).advice
+    assert advice == reasons.Advice(reasons.Next.FORCE_REVERT)
+    spelt = words(advice, suggest=lambda command: f"hfpatch {command} --python /x")
+    assert spelt == "`hfpatch revert --python /x --force` puts the original back"
+    assert words(advice) == "`hfpatch revert --force` puts the original back"
 
 
 def test_a_refusal_to_apply_says_the_finding(tmp_path: Path) -> None:
     world = unrecognised(tmp_path)
     facts = world.facts()
-    diagnosis: Diagnosis = diagnose(facts, suggest)
-    refused = plan(Command.APPLY, diagnosis, facts, Options(suggest=suggest))
+    diagnosis: Diagnosis = diagnose(facts)
+    refused = plan(Command.APPLY, diagnosis, facts, Options())
     assert refused.message == diagnosis.summary
     assert "hfpatch will not touch code it does not know" in words(refused.message)
 
@@ -1036,3 +1045,129 @@ def test_a_reason_names_an_installed_path_within_its_environment_and_whole_witho
     """render alone words a reason: relative to the environment's directory in the text, whole in --json."""
     assert words(reason, (ROOT,)) == said.format(root="")
     assert words(reason) == said.format(root=f"{ROOT}/")
+
+
+def _sample(annotation: Any) -> object:
+    """A value of a reason's field, by its type: every path inside the environment's directory."""
+    inside = ROOT / "toypkg" / "core.py"
+    samples: dict[Any, object] = {
+        Path: inside,
+        str: "toypkg-1",
+        bool: True,
+        int: 2,
+        tuple[Path, ...]: (inside, ROOT / "toypkg" / "extra.py"),
+        tuple[str, ...]: ("toypkg/core.py",),
+        tuple[str, str]: ("1.0", "2.0"),
+        tuple[reasons.Reason, ...]: (reasons.Unreadable(inside), reasons.Missing(inside, "toypkg")),
+        reasons.Next: reasons.Next.FINISH_OTHER,
+    }
+    for kind, value in samples.items():
+        if annotation == kind or annotation == kind | None:
+            return value
+    if annotation in _every_reason():  # a reason of one kind within a reason
+        return _reason(annotation)
+    return reasons.Unreadable(inside)  # any reason within a reason
+
+
+def _reason(kind: Any) -> reasons.Reason:
+    hints = typing.get_type_hints(kind)
+    fields = {name: _sample(hints[name]) for name in kind._fields}
+    if kind is reasons.WouldDo:
+        fields["action"] = "patched"
+    return typing.cast(reasons.Reason, kind(**fields))
+
+
+def _every_reason() -> list[type]:
+    return [kind for kind in typing.get_args(reasons.Reason) if kind is not str]
+
+
+@pytest.mark.parametrize("kind", _every_reason(), ids=lambda kind: kind.__name__)
+def test_every_reason_is_worded_by_render_with_its_paths_within_the_environment(kind: type) -> None:
+    """Each value the core returns has its words in render alone: a template filled from its fields (none left
+    unfilled), each installed path relative to the environment's directory in the text and whole in --json, and
+    each command it advises spelt with the options given."""
+    reason = _reason(kind)
+    text = words(reason, (ROOT,), suggest=suggest)
+    assert text and "{" not in text and "}" not in text, text
+    assert f"{ROOT}/" not in text, text
+    if any(isinstance(value, Path) for value in reason):
+        assert f"{ROOT}/" in words(reason, suggest=suggest)
+    assert "hfpatch apply`" not in text and "hfpatch revert`" not in text, "a command spelt without its options"
+
+
+@pytest.mark.parametrize(
+    ("reason", "said"),
+    [
+        pytest.param(
+            reasons.Edited(ROOT / "toypkg" / "core.py", "toypkg-1"),
+            "toypkg/core.py was changed since hfpatch applied toypkg-1; hfpatch will not overwrite it",
+            id="edited",
+        ),
+        pytest.param(
+            reasons.WithAdvice(
+                reasons.Dropped(ROOT / "toypkg" / "core.py", "toypkg"), reasons.Advice(reasons.Next.APPLY)
+            ),
+            "toypkg/core.py holds the original code again (was toypkg reinstalled?); run `hfpatch apply --python /x`",
+            id="dropped",
+        ),
+        pytest.param(
+            reasons.OtherInterrupted("apply", "toypkg-2", (ROOT / "toypkg" / "core.py",)),
+            "the apply of toypkg-2 was interrupted in toypkg/core.py: finish it first, with toypkg-2 among the "
+            "patches (`hfpatch apply --python /x` or `hfpatch revert --python /x`); nothing was changed",
+            id="other-interrupted",
+        ),
+        pytest.param(
+            reasons.NotCovered("toypkg", "3.0", False, ("1.0", "2.0"), "toypkg-1", 2, ("toypkg-2",)),
+            "toypkg 3.0 is newer than 2.0, the releases toypkg-1 was written from (1.0 to 2.0); its files are as "
+            "released but for toypkg-2, which hfpatch applied (RECORD agrees), so hfpatch leaves it",
+            id="not-covered",
+        ),
+        pytest.param(
+            reasons.WriteAgain("toypkg-1", ("toypkg:toypkg.core:greet",), None, until="3.0"),
+            "to cover it, write the entry again with `hfpatch new toypkg-1 --target toypkg:toypkg.core:greet "
+            "--fixed-from PATH --until 3.0 --force`",
+            id="write-again",
+        ),
+        pytest.param(
+            reasons.StaleState("toypkg", "1.0", None),
+            "stale state: hfpatch patched toypkg 1.0, and an unknown version is installed now; the next "
+            "`hfpatch apply --python /x` or `hfpatch revert --python /x` clears it",
+            id="stale-state",
+        ),
+        pytest.param(
+            reasons.Together(
+                (
+                    reasons.Dropped(ROOT / "toypkg" / "a.py", "toypkg"),
+                    reasons.Dropped(ROOT / "toypkg" / "b.py", "toypkg"),
+                )
+            ),
+            "toypkg/a.py holds the original code again (was toypkg reinstalled?); toypkg/b.py holds the original "
+            "code again (was toypkg reinstalled?)",
+            id="together",
+        ),
+        pytest.param(
+            reasons.Works(None, ROOT / "elsewhere" / "core.py", ROOT / "toypkg" / "core.py"),
+            "the real code works here (the interpreter imports elsewhere/core.py, not toypkg/core.py): the patch is "
+            "applied and in effect",
+            id="works-shadowed",
+        ),
+    ],
+)
+def test_a_reason_is_one_sentence_of_render(reason: reasons.Reason, said: str) -> None:
+    assert words(reason, (ROOT,), suggest=suggest) == said
+
+
+def test_a_reason_is_equal_only_to_one_of_its_kind_with_the_same_fields() -> None:
+    path = ROOT / "toypkg" / "core.py"
+    dropped = reasons.Dropped(path, "toypkg")
+    assert dropped == reasons.Dropped(path=path, distribution="toypkg")
+    assert dropped != reasons.Edited(path, "toypkg")  # the same fields, another kind
+    assert len({dropped, reasons.Dropped(path, "toypkg"), reasons.Edited(path, "toypkg")}) == 2
+    assert (dropped.path, dropped.distribution) == (path, "toypkg")
+    assert reasons.Advice(reasons.Next.APPLY).patch == ""  # a default
+    assert repr(reasons.Unreadable(path)) == f"Unreadable(path={path!r})"
+    for wrong in ((path,), (path, "toypkg", "more")):
+        with pytest.raises(TypeError):
+            reasons.Dropped(*wrong)
+    with pytest.raises(TypeError, match="no field 'where'"):
+        reasons.Dropped(path, "toypkg", where=path)  # type: ignore[call-arg]

@@ -77,5 +77,7 @@ def adopt(patch: Patch, edits: sources.EditsSource, released: dict[str, bytes | 
         f"{installation.version}'s files back",
         file=out,
     )
+    from hfpatch.render import words
+
     for note in notes:
-        print(f"note: {note}", file=out)
+        print(f"note: {words(note)}", file=out)
