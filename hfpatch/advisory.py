@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hfpatch import versions
 from hfpatch.diagnosis import Condition
-from hfpatch.entry import ADVISORY, ID
+from hfpatch.entry import ADVISORY, DISTRIBUTION, ID
 from hfpatch.errors import CatalogError
 
 if TYPE_CHECKING:
@@ -43,7 +43,6 @@ _KEYS = frozenset(
     | {"files", "about"}
 )
 _OPTIONAL = frozenset({"affected", "mitigation", "package"})
-_DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 # One clause of a PEP 440 specifier set; its version is checked with versions.is_version (no packaging import).
 _CLAUSE = re.compile(r"\s*(~=|===|==|!=|<=|>=|<|>)\s*(\S+?)\s*")
 
@@ -249,7 +248,7 @@ def _specifiers(data: Mapping[str, Any], key: str) -> str:
 
 def _distribution(data: Mapping[str, Any]) -> str:
     value = _string(data, "distribution")
-    if not _DISTRIBUTION.fullmatch(value):
+    if not DISTRIBUTION.fullmatch(value):
         raise ValueError(f"distribution {value!r} is not a distribution's name")
     return value
 

@@ -50,6 +50,8 @@ OLD_ENTRY = "patch.toml"
 ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 # A dotted name: a module (a.b.c) or a statement's name inside it (Class.method).
 DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+# A distribution's name as PEP 508 spells one (before normalisation).
+DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 ADVISORY = re.compile(r"(CVE-\d{4}-\d{4,}|GHSA(-[23456789cfghjmpqrvwx]{4}){3}|PYSEC-\d{4}-\d+)")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 # A known file's verdict where the release has none of the targets (no Verdict: no form of them to judge).

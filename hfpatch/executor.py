@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -25,13 +24,11 @@ from hfpatch.entry import FileShape, Patch
 from hfpatch.environment import Installation, Python, run_in
 from hfpatch.errors import HfpatchError, InterpreterError, StateError, UnexpectedCode, refusal
 from hfpatch.facts import Facts, FileFacts
-from hfpatch.plan import Plan, Step
+from hfpatch.plan import Lookup, Plan, Step, no_lookup
 from hfpatch.reasons import Reason
 from hfpatch.state import FileChange, FileState, PatchState, Phase
 
 LOCK_TIMEOUT = 120.0
-# Another patch of the catalog, by id: revert rebuilds a file with the patches that stay on it.
-Lookup = Callable[[str], Patch | None]
 _reached: dict[str, int] = {}
 
 
@@ -47,10 +44,6 @@ def fault_point(step: str) -> None:
         import signal
 
         os.kill(os.getpid(), signal.Signals[signal_name or "SIGKILL"])
-
-
-def no_lookup(patch_id: str) -> Patch | None:
-    return None
 
 
 class FilePlan(NamedTuple):

@@ -69,15 +69,19 @@ class Step(enum.Enum):
     REFRESH_BYTECODE = "refresh-bytecode"
 
 
-def _no_lookup(patch_id: str) -> Patch | None:
+# Another entry of the catalogs given, by id: revert rebuilds a file with the patches that stay on it.
+Lookup = Callable[[str], Patch | None]
+
+
+def no_lookup(patch_id: str) -> Patch | None:
+    """No other entry is known (a single patch's run)."""
     return None
 
 
 class Options(NamedTuple):
     dry_run: bool = False
     force: bool = False
-    # Another entry of the catalog by id: revert rebuilds a file with the patches that stay on it.
-    lookup: Callable[[str], Patch | None] = _no_lookup
+    lookup: Lookup = no_lookup
 
 
 class Plan(NamedTuple):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +12,6 @@ from packaging.version import InvalidVersion, Version
 
 from hfpatch import catalog, entry
 from hfpatch.errors import UsageError
-
-_DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -78,7 +75,7 @@ def parse_targets(values: Sequence[str]) -> Targets:
                 f"--target {value!r} is not DIST:MODULE:NAME or DIST:MODULE (e.g. transformers:transformers.x:f)."
             )
         distribution, module = parts[0], parts[1]
-        if not _DISTRIBUTION.fullmatch(distribution):
+        if not entry.DISTRIBUTION.fullmatch(distribution):
             raise UsageError(f"--target {value!r}: {distribution!r} is not a distribution name.")
         if not entry.DOTTED.fullmatch(module):
             raise UsageError(f"--target {value!r}: {module!r} is not a module name (dotted, like a.b.c).")
@@ -189,7 +186,7 @@ def _removal(request: Request, patch_id: str) -> Asked:
     """--remove DIST:PATTERN --fixed-in V: the files V no longer ships; nothing else says where a fix is."""
     assert request.remove is not None
     distribution, _, pattern = request.remove.partition(":")
-    if not _DISTRIBUTION.fullmatch(distribution) or not pattern or pattern.startswith("/") or ".." in pattern:
+    if not entry.DISTRIBUTION.fullmatch(distribution) or not pattern or pattern.startswith("/") or ".." in pattern:
         raise UsageError(
             f"--remove {request.remove!r} is not DIST:PATTERN (e.g. transformers:transformers/models/*/convert_*.py)."
         )
