@@ -76,8 +76,6 @@ class Diagnosis(NamedTuple):
     notes: tuple[Reason, ...] = ()
     # hfpatch's state belongs to another install of the distribution (upgraded or reinstalled since apply).
     stale_state: bool = False
-    # What still lags behind a patched file: its RECORD line or its bytecode; None when nothing does.
-    lagging: Reason | None = None
     # What to do about it, where the user must act.
     advice: Reason | None = None
 
@@ -198,8 +196,7 @@ def _worst(judged: list[Diagnosis]) -> Diagnosis:
                 return chosen[0]
             said = tuple(dict.fromkeys(each.reason for each in chosen))
             reason = said[0] if len(said) == 1 else reasons.Together(said)
-            lagging = next((each.lagging for each in chosen if each.lagging), None)
-            return chosen[0]._replace(reason=reason, lagging=lagging)
+            return chosen[0]._replace(reason=reason)
     raise AssertionError("a patch has at least one file")
 
 
@@ -227,8 +224,7 @@ def _by_code(facts: Facts, notes: tuple[Reason, ...], stale: bool) -> Diagnosis:
     stale_bytecode = next((file.stale_bytecode[0] for file in facts.files if file.stale_bytecode), None)
     if stale_bytecode is not None:
         lags = reasons.StaleBytecode(Path(stale_bytecode))
-        lagging = reasons.BytecodeLags(Path(stale_bytecode))
-        return Diagnosis(Condition.INCOMPLETE, lags, notes, stale, lagging=lagging, advice=Advice(Next.REBUILD))
+        return Diagnosis(Condition.INCOMPLETE, lags, notes, stale, advice=Advice(Next.REBUILD))
     # A file the catalog lists as fixed in this very release needs no version arithmetic (nor packaging's import).
     version = installation.version
     upstream = version in found.released_in or (
@@ -328,7 +324,7 @@ def _with_state(facts: Facts, file: FileFacts) -> Diagnosis:
             applied = reasons.Applied(file.path, saved.hfpatch_version, saved.applied_at)
             return Diagnosis(Condition.APPLIED, applied, notes)
         reason, advice = _interrupted(Phase.APPLIED, lagging)
-        return Diagnosis(Condition.INCOMPLETE, reason, notes, lagging=lagging, advice=advice)
+        return Diagnosis(Condition.INCOMPLETE, reason, notes, advice=advice)
     if digest == held.original_sha256:
         return Diagnosis(Condition.DROPPED, dropped, notes, advice=Advice(Next.APPLY))
     other = next(

@@ -31,14 +31,14 @@ class HfpatchError(Exception):
             return super().__str__()
         from hfpatch.render import words
 
-        return words(self.reason)
+        return f"{words(self.reason)}."  # a sentence, as every error's
 
 
 _E = TypeVar("_E", bound=HfpatchError)
 
 
 def refusal(kind: type[_E], reason: Reason) -> _E:
-    """An error of `kind` whose reason is a value of hfpatch.reasons."""
+    """An error of `kind` (one whose only argument is its sentence) whose reason is a value of hfpatch.reasons."""
     error = kind()
     error.reason = reason
     return error

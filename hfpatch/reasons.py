@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
 else:
 
-    def dataclass_transform() -> Callable[[type], type]:
+    def dataclass_transform(**_: object) -> Callable[[type], type]:
         return lambda kind: kind
 
 
@@ -36,11 +36,11 @@ def plain(command: str) -> str:
 _V = TypeVar("_V", bound="Value")
 
 
-@dataclass_transform()
+@dataclass_transform(frozen_default=True)
 class Value(tuple):  # type: ignore[type-arg]
     """A reason: a tuple of its fields, declared as a class's annotations (with defaults), equal only to a reason of
-    its own kind. What typing.NamedTuple gives, at a fraction of the cost of making each class: check imports
-    seventy of them, and NamedTuple's are made by compiling code for each (about 0.1 ms a class here)."""
+    its own kind, read-only. What typing.NamedTuple gives, at a fraction of the cost of making each class: check
+    imports seventy of them, and NamedTuple's are made by compiling code for each (about 0.1 ms a class here)."""
 
     __slots__ = ()
     _fields: ClassVar[tuple[str, ...]] = ()
@@ -50,6 +50,7 @@ class Value(tuple):  # type: ignore[type-arg]
         names = tuple(cls.__annotations__)  # a class's own (3.10 on): a reason is never a subclass of another
         cls._defaults = {name: cls.__dict__[name] for name in names if name in cls.__dict__}
         cls._fields = names
+        cls.__match_args__ = names  # type: ignore[attr-defined,misc]
         for index, name in enumerate(names):
             setattr(cls, name, property(itemgetter(index), doc=f"field {index}"))
 
@@ -57,6 +58,9 @@ class Value(tuple):  # type: ignore[type-arg]
         fields = cls._fields
         if len(args) > len(fields):
             raise TypeError(f"{cls.__name__} takes {len(fields)} fields, not {len(args)}")
+        twice = next((name for name in fields[: len(args)] if name in given), None)
+        if twice is not None:
+            raise TypeError(f"{cls.__name__} got its field {twice!r} twice")
         values = list(args)
         for name in fields[len(args) :]:
             if name in given:
@@ -68,6 +72,12 @@ class Value(tuple):  # type: ignore[type-arg]
         if given:
             raise TypeError(f"{cls.__name__} has no field {next(iter(given))!r}")
         return tuple.__new__(cls, values)
+
+    def __getnewargs__(self) -> tuple[Any, ...]:  # copy and pickle make it again from its fields
+        return tuple(self)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a reason is read-only: {type(self).__name__}.{name}")
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and tuple.__eq__(self, other)

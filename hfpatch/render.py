@@ -148,9 +148,10 @@ def wrapped(line: str, width: int = WIDTH) -> str:
 
 
 def _within(text: str, roots: Sequence[Path]) -> str:
-    """An error's sentence (the one reason still text: hfpatch.reasons) with each path inside one of the
-    environment's directories relative to it, outside backticks."""
-    if not roots:
+    """Text from outside hfpatch's values (an error's sentence, the one reason still text: hfpatch.reasons; an OS
+    error's or a child process's words in a reason's field) with each path inside one of the environment's
+    directories relative to it, outside backticks."""
+    if not roots or os.sep not in text:
         return text
     inside = re.compile("(?<![^\\s(\"'=,])(?:" + "|".join(re.escape(f"{root}{os.sep}") for root in roots) + ")")
     parts = text.split("`")
@@ -199,8 +200,8 @@ def _fields(reason: Any, say: _Say) -> dict[str, str]:
             fields[name] = _said(value, say)
         elif isinstance(value, tuple):
             fields[name] = _listed([_where(item, say.roots) for item in value], say.verbose)
-        else:
-            fields[name] = str(value)
+        else:  # text from outside (an OS error's, a child process's) may name an installed path
+            fields[name] = _within(str(value), say.roots)
     return fields
 
 
@@ -338,7 +339,7 @@ def _works(reason: reasons.Works, say: _Say) -> str:
 def _bug_live(reason: reasons.BugLive, say: _Say) -> str:
     advice = "" if reason.advice is None else f"; {_said(reason.advice, say)}"
     shadow = _shadow(reason.imported, reason.expected, say)
-    return f"the bug of {reason.upstream} is live here{shadow}: {reason.failure}{advice}"
+    return f"the bug of {reason.upstream} is live here{shadow}: {_within(reason.failure, say.roots)}{advice}"
 
 
 # Reasons whose words need more than their fields in a template.
@@ -373,7 +374,7 @@ _WORDS: dict[type, Callable[[Any, _Say], str]] = {
     reasons.Works: _works,
     reasons.BugLive: _bug_live,
     reasons.ProbeFailed: lambda reason, say: (
-        f"the real code failed{_shadow(reason.imported, reason.expected, say)}: {reason.failure}"
+        f"the real code failed{_shadow(reason.imported, reason.expected, say)}: {_within(reason.failure, say.roots)}"
     ),
 }
 

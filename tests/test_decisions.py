@@ -7,7 +7,9 @@ hfpatch's own facts -> diagnosis -> plan. Only a corrupt state is written by han
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 import py_compile
 import shutil
 import sys
@@ -1088,9 +1090,9 @@ def test_every_reason_is_worded_by_render_with_its_paths_within_the_environment(
     each command it advises spelt with the options given."""
     reason = _reason(kind)
     text = words(reason, (ROOT,), suggest=suggest)
-    assert text and "{" not in text and "}" not in text, text
+    assert text, kind
     assert f"{ROOT}/" not in text, text
-    if any(isinstance(value, Path) for value in reason):
+    if any(isinstance(value, Path) or (isinstance(value, tuple) and value[:1] == (ROOT,)) for value in reason):
         assert f"{ROOT}/" in words(reason, suggest=suggest)
     assert "hfpatch apply`" not in text and "hfpatch revert`" not in text, "a command spelt without its options"
 
@@ -1151,6 +1153,67 @@ def test_every_reason_is_worded_by_render_with_its_paths_within_the_environment(
             "applied and in effect",
             id="works-shadowed",
         ),
+        pytest.param(
+            reasons.ClearedOrphans("toypkg", (ROOT,)),
+            f"toypkg is not installed any more; cleared hfpatch's state and backup in {ROOT}",
+            id="cleared-orphans",
+        ),
+        pytest.param(
+            reasons.NotCompiled(ROOT / "toypkg" / "core.py", f"[Errno 13] Permission denied: '{ROOT}/toypkg/x.pyc'"),
+            "could not compile toypkg/core.py ([Errno 13] Permission denied: 'toypkg/x.pyc'); Python compiles it on "
+            "import",
+            id="not-compiled-an-os-error-s-path-within",
+        ),
+        pytest.param(
+            reasons.NotRebuilt("no space"),
+            "removed the old bytecode but could not rebuild it (no space); Python rebuilds it on import",
+            id="not-rebuilt",
+        ),
+        pytest.param(
+            reasons.NoLongerChanges("toypkg-2", "toypkg/core.py"),
+            "toypkg-2 in the catalog no longer changes toypkg/core.py; reinstall the package",
+            id="no-longer-changes",
+        ),
+        pytest.param(
+            reasons.BackupNotOriginal(ROOT / ".hfpatch" / "files" / "toypkg" / "core.py"),
+            "hfpatch's backup .hfpatch/files/toypkg/core.py is missing or not the original; reinstall the package",
+            id="backup-not-original",
+        ),
+        pytest.param(
+            reasons.AlreadyHeld("toypkg-1", ROOT),
+            f"hfpatch already holds a state of toypkg-1 or its files in {ROOT}",
+            id="already-held",
+        ),
+        pytest.param(
+            reasons.DigestsOnly("toypkg-1", reasons.Applied(ROOT / "toypkg" / "core.py", "0.3.0", "2026-12-03")),
+            "toypkg-1 is checked by its digests only (hfpatch 0.3.0 patched toypkg/core.py on 2026-12-03)",
+            id="digests-only",
+        ),
+        pytest.param(
+            reasons.ClearedReinstalled("toypkg", "1.0", None),
+            "toypkg was reinstalled or upgraded since apply (1.0 -> unknown): its files were left as they are, the old "
+            "backup was not restored over them, and the stale state was cleared",
+            id="cleared-reinstalled",
+        ),
+        pytest.param(
+            reasons.ClearedStale("toypkg", "1.0"), "cleared hfpatch's stale state of toypkg 1.0", id="cleared-stale"
+        ),
+        pytest.param(
+            reasons.OriginalLost(f"cannot read {ROOT}/.hfpatch/files/toypkg/core.py: Permission denied", "toypkg"),
+            "cannot read .hfpatch/files/toypkg/core.py: Permission denied: `hfpatch revert --python /x` cannot "
+            "restore the original; reinstall toypkg",
+            id="original-lost",
+        ),
+        pytest.param(
+            reasons.StrangeState("toypkg-1", "toypkg/other.py", "toypkg/core.py"),
+            "hfpatch's state for toypkg-1 names toypkg/other.py, not toypkg/core.py; nothing was changed",
+            id="strange-state",
+        ),
+        pytest.param(
+            reasons.ProbeFailed(f"OSError: cannot open {ROOT}/toypkg/data.bin"),
+            "the real code failed: OSError: cannot open toypkg/data.bin",
+            id="probe-failed-its-path-within",
+        ),
     ],
 )
 def test_a_reason_is_one_sentence_of_render(reason: reasons.Reason, said: str) -> None:
@@ -1166,6 +1229,14 @@ def test_a_reason_is_equal_only_to_one_of_its_kind_with_the_same_fields() -> Non
     assert (dropped.path, dropped.distribution) == (path, "toypkg")
     assert reasons.Advice(reasons.Next.APPLY).patch == ""  # a default
     assert repr(reasons.Unreadable(path)) == f"Unreadable(path={path!r})"
+    assert copy.deepcopy(dropped) == dropped and pickle.loads(pickle.dumps(dropped)) == dropped
+    with pytest.raises(AttributeError):
+        dropped.path = path  # type: ignore[misc]
+    match dropped:
+        case reasons.Dropped(where, name):
+            assert (where, name) == (path, "toypkg")
+    with pytest.raises(TypeError, match="'path' twice"):
+        reasons.Dropped(path, path=path)  # type: ignore[call-arg,misc]
     for wrong in ((path,), (path, "toypkg", "more")):
         with pytest.raises(TypeError):
             reasons.Dropped(*wrong)
