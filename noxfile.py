@@ -88,7 +88,10 @@ def _hfpatch_wheel(session: nox.Session) -> str:
         out = Path(".nox", f"_hfpatch-wheel-{os.getpid()}")
         shutil.rmtree(out, ignore_errors=True)
         session.run_install(UV, "build", "-q", "--wheel", "--out-dir", str(out), ".", external=True)
-        (wheel,) = out.glob("hfpatch-*.whl")
+        built = list(out.glob("hfpatch-*.whl"))
+        if not built:  # --no-install (nox -R) builds nothing, and installs nothing either
+            return "."
+        (wheel,) = built
         _BUILT.append(str(wheel))
     return _BUILT[0]
 
