@@ -356,8 +356,10 @@ _WORDS: dict[type, Callable[[Any, _Say], str]] = {
     reasons.NothingToRevert: _nothing_to_revert,
     reasons.Advice: lambda reason, say: _NEXT[reason.next].format(**_fields(reason, say)),
     reasons.Together: lambda reason, say: "; ".join(dict.fromkeys(_said(each, say) for each in reason.reasons)),
-    reasons.StaleState: lambda reason, say: _TEMPLATES[reasons.StaleState].format(
-        **{**_fields(reason, say), "now": reason.now or "an unknown version"}
+    reasons.StaleState: lambda reason, say: (
+        f"stale state: hfpatch patched {reason.distribution} {reason.version}, and "
+        f"{reason.now or 'an unknown version'} is installed now; the next `{say.suggest('apply')}` or "
+        f"`{say.suggest('revert')}` clears it"
     ),
     reasons.FixedUpstream: lambda reason, say: (
         f"{reason.distribution} {reason.version} has the upstream fix ({reason.upstream}"
@@ -406,10 +408,6 @@ _TEMPLATES: dict[type, str] = {
     reasons.NoDistInfo: (
         "{root} has no {distribution}-*.dist-info: the release is unknown and RECORD is not kept (is the entry's "
         "distribution, {distribution!r}, the one that installs {package}?)"
-    ),
-    reasons.StaleState: (
-        "stale state: hfpatch patched {distribution} {version}, and {now} is installed now; the next `{apply}` or "
-        "`{revert}` clears it"
     ),
     reasons.Predates: "{distribution} {version} predates {targets}",
     reasons.Unexpected: "{detail}; reinstall {distribution}",
