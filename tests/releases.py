@@ -65,8 +65,10 @@ HUB_FIXED_IN = "4.56.1"
 #   it, the first release with the fix, and the newest release before it whose code the patch must leave alone
 #   (tests/test_matrix.py checks that rule);
 # - PROOF_BEYOND_PINS: an entry that names no pin (its range holds none): the one release to prove it on, the newest
-#   that needs the patch. An entry that names a pin needs no row. Each release named here and nowhere else is one
-#   more session of CI (about a minute): name no other.
+#   that needs the patch, and, where a form with a fixed text of its own is one a team holds today (its newest
+#   release imports with what its requirements resolve to now), the newest release of that form, so that the fitted
+#   text is seen to close the hole too. An entry that names a pin needs no row. Each release named here and nowhere
+#   else is one more session of CI (about a minute): name no other.
 # A patch whose probe needs more than its distribution names it in PROBE_NEEDS (TORCH first); those patches are
 # proven in one session that installs it once (release_torch: torch by pip, from this machine's disk) and then
 # each of their releases over the one before, proving there every patch of that release.
@@ -88,7 +90,7 @@ PROOF_BY_LINE: dict[str, tuple[str, list[str]]] = {
     "huggingface_hub-3778": ("huggingface_hub", ["1.1.7", "1.2.4", "1.3.7", "1.4.0", "1.4.1"]),
 }
 PROOF_BEYOND_PINS: dict[str, tuple[str, list[str]]] = {
-    "datasets-cve-2026-65010": ("datasets", ["5.0.0"]),  # 3.0.0-5.0.0: not transformers
+    "datasets-cve-2026-65010": ("datasets", ["2.21.0", "5.0.0"]),  # 1.10.0-5.0.0; 2.8.0-2.21.0's own fixed text
     "datasets-cve-2026-66007": ("datasets", ["5.0.0"]),  # 3.4.0-5.0.0: not transformers
     "diffusers-cve-2026-44513": ("diffusers", ["0.37.1"]),  # 0.37.0-0.37.1: not transformers
     "diffusers-cve-2026-65920": ("diffusers", ["0.39.0"]),  # 0.29.0-0.39.0: not transformers

@@ -58,8 +58,20 @@ def test_a_patch_is_proven_where_the_rule_says(patch: Patch) -> None:
     elif any(named[pin] is Verdict.NEEDS_PATCH for pin in pins):
         assert patch.id not in PROOF_BEYOND_PINS, f"{patch.id} needs the patch on a pin: it is proven there alone"
     else:  # no pin needs it: the newest release that does, so that the probe is seen to find the hole
-        assert PROOF_BEYOND_PINS.get(patch.id, ("", []))[1] == [str(needing[-1])], (
+        rows = PROOF_BEYOND_PINS.get(patch.id, ("", []))[1]
+        assert rows[-1:] == [str(needing[-1])], (
             f"{patch.id} needs the patch on no pin: PROOF_BEYOND_PINS names the newest release it needs it on"
+        )
+        fitted = {
+            form.releases[-1]
+            for file in patch.files
+            for target in file.targets
+            for form in target.forms
+            if form.fixed_text is not None and form.releases
+        }
+        assert set(rows[:-1]) <= fitted, (
+            f"{patch.id}: PROOF_BEYOND_PINS names, beside the newest release that needs it, only the newest release "
+            "of a form with a fixed text of its own"
         )
 
 
