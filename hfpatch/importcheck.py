@@ -46,27 +46,40 @@ def changes_what_runs_at_import(before: bytes, after: bytes, what: str) -> bool:
     return bool({key.rpartition(".")[2] for key in changed} & called)
 
 
-def _import_time(source: statements.SourceFile) -> str:
+def _import_time(source: statements.SourceFile) -> list[str]:
     """The module as it runs when imported: every statement with the bodies of its functions left out (their
     decorators, defaults and annotations kept)."""
-    stripped = _without_function_bodies(source)
-    return ast.dump(stripped, include_attributes=False)
+    return [ast.dump(_without_function_bodies(node), include_attributes=False) for node in source.tree.body]
 
 
-def _without_function_bodies(source: statements.SourceFile) -> ast.Module:
-    """A copy of the module with every function's body a `pass`: its text parsed again (the parsed file is shared,
-    never changed; ast.unparse and a parse of that, as before, cost several times a parse of the text)."""
-    copy = ast.parse("".join(source.lines))
-    for node in ast.walk(copy):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            node.body = [ast.Pass()]
-    return copy
+def _without_function_bodies(node: ast.AST) -> ast.AST:
+    """The statement with every function's body a `pass`: new nodes only where a statement holds statements, the
+    rest shared with the parsed file (which is shared in turn, never changed: statements.parse)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return _copy(node, body=[ast.Pass()])
+    bodies = {field: value for field, value in ast.iter_fields(node) if field in _BODIES and isinstance(value, list)}
+    if not bodies:
+        return node
+    return _copy(node, **{field: [_without_function_bodies(each) for each in value] for field, value in bodies.items()})
+
+
+# The fields that hold statements, or nodes that hold them (an except clause, a match case).
+_BODIES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _copy(node: ast.AST, **changed: object) -> ast.AST:
+    fields = {field: getattr(node, field, None) for field in node._fields}
+    return type(node)(**(fields | changed))
 
 
 def _names_called_at_import(source: statements.SourceFile) -> set[str]:
     """Names the module reads while it runs, outside the bodies of its functions."""
-    stripped = _without_function_bodies(source)
-    return {node.id for node in ast.walk(stripped) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return {
+        found.id
+        for node in source.tree.body
+        for found in ast.walk(_without_function_bodies(node))
+        if isinstance(found, ast.Name) and isinstance(found.ctx, ast.Load)
+    }
 
 
 def _changed_functions(old: statements.SourceFile, new: statements.SourceFile, scope: str) -> list[statements.Unit]:

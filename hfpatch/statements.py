@@ -68,20 +68,22 @@ class Unit(NamedTuple):
         return text_sha256(self.text)
 
 
-# The files parsed in this process, by their bytes: several entries of a catalog name one file (check parses a file
-# that no entry knows by digest once, whichever entries name it). A SourceFile is never changed once made.
-_PARSED: dict[tuple[bytes, str], SourceFile] = {}
+# The files parsed in this process, by their bytes alone (`what` only names a file that does not parse): several
+# entries of a catalog name one file (check parses a file that no entry knows by digest once, whichever entries name
+# it), and apply parses the original and the patched text to rewrite, then to tell what runs at import (hfpatch.
+# importcheck). A SourceFile is never changed once made.
+_PARSED: dict[bytes, SourceFile] = {}
 _PARSED_KEPT = 8
 
 
 def parse(source: bytes, what: str) -> SourceFile:
     """Decode and parse a file (never run it); UnexpectedCode names `what` and why it is not Python."""
-    kept = _PARSED.get((source, what))
+    kept = _PARSED.get(source)
     if kept is None:
         kept = _parse(source, what)
         if len(_PARSED) >= _PARSED_KEPT:
             _PARSED.pop(next(iter(_PARSED)))
-        _PARSED[(source, what)] = kept
+        _PARSED[source] = kept
     return kept
 
 

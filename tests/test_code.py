@@ -6,6 +6,7 @@ targets, inserted helpers, custom transforms) on made-up entries written to tmp_
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import textwrap
@@ -760,3 +761,40 @@ def test_what_runs_at_import_is_told_from_the_code(after: str, changes: bool) ->
 
     before = b"def f(x=1):\n    return 2\n\nLIMIT = f()\n\ndef g():\n    return 3\n"
     assert changes_what_runs_at_import(before, after.encode(), "m.py") is changes
+
+
+_NESTED = (
+    "import os\n\nif os.name:\n    def f():\n        return 1\nelse:\n    def f():\n        return 2\n\n"
+    "try:\n    import json\nexcept ImportError:\n    def g():\n        return 3\n\n"
+    "class C:\n    LIMIT = 1\n\n    def m(self, x=1):\n        return 4\n\n    KEY = h()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("edit", "changes"),
+    [
+        pytest.param(("return 1", "return 9"), False, id="a-body-in-an-if"),
+        pytest.param(("return 2", "return 9"), False, id="a-body-in-an-else"),
+        pytest.param(("return 3", "return 9"), False, id="a-body-in-an-except-clause"),
+        pytest.param(("return 4", "return 9"), False, id="a-method-body"),
+        pytest.param(("LIMIT = 1", "LIMIT = 2"), True, id="a-class-statement"),
+        pytest.param(("x=1", "x=2"), True, id="a-method-default"),
+        pytest.param(("import json", "import json, re"), True, id="a-statement-in-a-try"),
+        pytest.param(("    def g():\n", "    def g(a=f()):\n"), True, id="a-default-in-an-except-clause"),
+        pytest.param(("import os\n", "import os\nimport re\n"), True, id="a-statement-added"),
+        pytest.param(("KEY = h()\n", "KEY = h()\n\n    def h(self):\n        return 5\n"), True, id="a-method-added"),
+    ],
+)
+def test_what_runs_at_import_inside_blocks_and_classes(edit: tuple[str, str], changes: bool) -> None:
+    """A function's body is left out wherever the function stands (an if, an except clause, a class); every other
+    statement there is what runs at import. The parsed original is shared, never changed by the comparison."""
+    from hfpatch import statements
+    from hfpatch.importcheck import changes_what_runs_at_import
+
+    before = _NESTED.encode()
+    after = _NESTED.replace(*edit).encode()
+    assert after != before
+    parsed = statements.parse(before, "m.py")
+    shown = ast.dump(parsed.tree)
+    assert changes_what_runs_at_import(before, after, "m.py") is changes
+    assert ast.dump(statements.parse(before, "m.py").tree) == shown
