@@ -43,9 +43,12 @@ class Classification(NamedTuple):
     released_in: tuple[str, ...] = ()
 
 
-def identify(source: bytes, patch: Patch, file: PatchFile, version: str | None) -> Classification:
-    """Classify one file of the patch by its code. Raises UnexpectedCode where it is not Python at all."""
-    digest = hashlib.sha256(source).hexdigest()
+def identify(
+    source: bytes, patch: Patch, file: PatchFile, version: str | None, digest: str | None = None
+) -> Classification:
+    """Classify one file of the patch by its code (`digest`: its sha256, where the caller has it: a run hashes each
+    file once). Raises UnexpectedCode where it is not Python at all."""
+    digest = hashlib.sha256(source).hexdigest() if digest is None else digest
     known = file.known_file(digest)
     if file.shape is FileShape.ADD:
         from hfpatch import shapes

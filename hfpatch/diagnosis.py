@@ -292,7 +292,8 @@ def _not_covered(facts: Facts) -> Diagnosis | None:
 
 def _identify(facts: Facts, file: FileFacts) -> tuple[FileFacts, classify.Classification]:
     assert file.source is not None and facts.installation is not None
-    return file, classify.identify(file.source, facts.patch, file.patch_file, facts.installation.version)
+    version = facts.installation.version
+    return file, classify.identify(file.source, facts.patch, file.patch_file, version, file.source_sha256)
 
 
 def _with_state(facts: Facts, file: FileFacts) -> Diagnosis:

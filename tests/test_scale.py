@@ -6,6 +6,7 @@ its path (support.wrapper_python), as a deployment's --python would.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -28,7 +29,8 @@ def test_a_file_two_entries_name_is_read_hashed_and_parsed_once_a_run(
     python = wrapper_python(tmp_path / "bin" / "python", site.root)
     reads: Counter[Path] = Counter()
     parses: Counter[str] = Counter()
-    read_bytes, parse = files.read_bytes, statements._parse
+    hashes: Counter[bytes] = Counter()
+    read_bytes, parse, digest = files.read_bytes, statements._parse, hashlib.sha256
 
     def counted_read(path: Path) -> bytes:
         reads[path] += 1
@@ -38,7 +40,12 @@ def test_a_file_two_entries_name_is_read_hashed_and_parsed_once_a_run(
         parses[what] += 1
         return parse(source, what)
 
+    def counted_digest(data: bytes = b"") -> hashlib._Hash:
+        hashes[bytes(data)] += 1
+        return digest(data)
+
     monkeypatch.setattr(files, "read_bytes", counted_read)
+    monkeypatch.setattr(hashlib, "sha256", counted_digest)
     monkeypatch.setattr(statements, "_parse", counted_parse)
     monkeypatch.setenv("HFPATCH_CATALOG", str(site.team_catalog))
     argv = ["check", "--python", python, "--patch", A_ID, "--patch", B_ID, "--no-config"]
@@ -47,6 +54,7 @@ def test_a_file_two_entries_name_is_read_hashed_and_parsed_once_a_run(
     assert (done.label(A_ID), done.label(B_ID)) == ("needs-patch", "needs-patch")
     assert reads[site.file] == 1 and reads[site.record] == 1, reads
     assert parses["toypkg/core.py"] == 1, parses
+    assert hashes[site.file.read_bytes()] == 1, hashes.values()
 
 
 # ------------------------------------------------------------------------------------------------ the index
