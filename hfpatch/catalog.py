@@ -129,8 +129,14 @@ def select(
         patches = [entry.load(directory) for directory in chosen]
         _refuse_overlaps([(patch, _changes(patch)) for patch in patches])
         return patches
-    indexes = {catalog: index.read(catalog) for catalog in dict.fromkeys(directory.parent for directory in chosen)}
-    loaded = [_header(directory, indexes[directory.parent]) for directory in chosen]
+    # Each catalog's index, by the catalog's path as a string (an entry's Path.parent would make a Path an entry).
+    indexes: dict[str, index.Index | None] = {}
+    loaded = []
+    for directory in chosen:
+        where = os.path.dirname(directory)  # noqa: PTH120
+        if where not in indexes:
+            indexes[where] = index.read(directory.parent)
+        loaded.append(_header(directory, indexes[where]))
     _refuse_overlaps(loaded)
     return [patch for patch, _ in loaded]
 
@@ -165,19 +171,20 @@ def _header(directory: Path, found: index.Index | None) -> tuple[Patch, Changes 
         return entry.load(directory, whole=False), None
     if patch.id != directory.name:
         return entry.load(directory, whole=False), None
-    _INDEXED[directory] = record
+    _INDEXED[os.fspath(directory)] = record
     return patch, record.changes
 
 
-# The index's record of each entry read as its header from a current index, by directory: what by_digest reads.
-_INDEXED: dict[Path, index.Indexed] = {}
+# The index's record of each entry read as its header from a current index, by its directory's path (a string:
+# hashing a Path costs more than the rest of the look-up): what by_digest reads.
+_INDEXED: dict[str, index.Indexed] = {}
 
 
 def by_digest(patch: Patch, digests: Mapping[str, str]) -> Patch | None:
     """The patch as `check` needs it where the index knows every file by the digest installed (`digests`, by
     file) and none as one that is not applicable with no reason recorded (the code gives it then): its header, its
     known files and its targets by name, so that patch.json is not read. None: the whole entry is needed."""
-    record = None if patch.whole else _INDEXED.get(patch.directory)
+    record = None if patch.whole else _INDEXED.get(os.fspath(patch.directory))
     known = None if record is None else index.known_files(patch.directory.parent, patch.directory.name, record)
     if record is None or known is None or set(known) != {file.file for file in patch.files}:
         return None
