@@ -182,17 +182,17 @@ _INDEXED: dict[str, index.Indexed] = {}
 
 def by_digest(patch: Patch, digests: Mapping[str, str]) -> Patch | None:
     """The patch as `check` needs it where the index knows every file by the digest installed (`digests`, by
-    file) and none as one that is not applicable with no reason recorded (the code gives it then): its header, its
-    known files and its targets by name, so that patch.json is not read. None: the whole entry is needed."""
+    file) and none as one that is not applicable with no reason recorded (the code gives it then): its header, the
+    known file of each installed digest (what check asks of it) and its targets by name, so that patch.json is not
+    read. None: the whole entry is needed."""
     record = None if patch.whole else _INDEXED.get(os.fspath(patch.directory))
-    known = None if record is None else index.known_files(patch.directory.parent, patch.directory.name, record)
+    known = None if record is None else index.known_files(patch.directory.parent, patch.id, record, digests)
     if record is None or known is None or set(known) != {file.file for file in patch.files}:
         return None
     for file in patch.files:
-        digest = digests.get(file.file)
-        if digest is None:
+        if digests.get(file.file) is None:
             continue
-        row = next((each for each in known[file.file] if each.sha256 == digest), None)
+        row = next(iter(known[file.file]), None)
         if row is None or (row.verdict is entry.Verdict.NOT_APPLICABLE and not row.reason):
             return None
     files = tuple(

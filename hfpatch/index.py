@@ -90,11 +90,15 @@ _KNOWN: dict[Path, dict[str, str]] = {}
 _KNOWN_HEAD = '{"schema": 1}'
 
 
-def known_files(catalog: Path, name: str, record: Indexed) -> dict[str, tuple[KnownFile, ...]] | None:
-    """The known files of each file of an entry (its record in the index, current), from the catalog's known.jsonl:
-    what `check` needs of an entry whose installed files are all known by digest, without reading patch.json. The
-    rows are those of the entry read whole and validated when the index was written, and are taken only where
-    known.jsonl was written from the very patch.json the record was (its sha256). None: not there, or not that."""
+def known_files(
+    catalog: Path, name: str, record: Indexed, digests: Mapping[str, str]
+) -> dict[str, tuple[KnownFile, ...]] | None:
+    """The known files of each file of an entry (its record in the index, current) that have the installed digest
+    (`digests`, by file; a file not installed has none), from the catalog's known.jsonl: what `check` needs of an
+    entry whose installed files are all known by digest, without reading patch.json (the other releases' rows are
+    never made). The rows are those of the entry read whole and validated when the index was written, and are taken
+    only where known.jsonl was written from the very patch.json the record was (its sha256). None: not there, or
+    not that."""
     if catalog not in _KNOWN:
         _KNOWN[catalog] = _known_lines(catalog / KNOWN)
     line = _KNOWN[catalog].get(name)
@@ -104,8 +108,11 @@ def known_files(catalog: Path, name: str, record: Indexed) -> dict[str, tuple[Kn
         sha256, known = json.loads(line)
         if sha256 != record.sha256:
             return None
-        return {str(file): tuple(_known_file(*row) for row in rows) for file, rows in known.items()}
-    except (KeyError, TypeError, ValueError):
+        return {
+            str(file): tuple(_known_file(*row) for row in rows if row[0] == digests.get(file))
+            for file, rows in known.items()
+        }
+    except (KeyError, TypeError, ValueError, IndexError):
         return None
 
 
