@@ -46,6 +46,9 @@ class Installation(NamedTuple):
     root: Path
     version: str | None
     dist_info: Path | None
+    # Whether a venv made with --system-site-packages imports this copy from the base interpreter's tree, where
+    # found when the copy was (three paths resolved once an installation, not once a patch); None: not yet told.
+    shared: bool | None = None
 
     @property
     def record(self) -> Path | None:
@@ -58,14 +61,7 @@ class Installation(NamedTuple):
     @property
     def shared_with_base(self) -> bool:
         """A venv made with --system-site-packages imports this copy from the base interpreter's tree."""
-        python = self.python
-        if not python.prefix or python.prefix == python.base_prefix:
-            return False
-        # Only the base's own tree: a PYTHONPATH entry or a .pth directory outside the venv is no base's.
-        root = self.root.resolve()
-        return root.is_relative_to(Path(python.base_prefix).resolve()) and not root.is_relative_to(
-            Path(python.prefix).resolve()
-        )
+        return _shared_with_base(self.python, self.root) if self.shared is None else self.shared
 
 
 class Environment:
@@ -260,7 +256,17 @@ def _installation(
     root = package_dir.parent
     dist_info = _find_dist_info(root, distribution, relative_file)
     version = None if dist_info is None else _read_version(dist_info)
-    return Installation(python, distribution, package_dir, root, version, dist_info)
+    return Installation(python, distribution, package_dir, root, version, dist_info, _shared_with_base(python, root))
+
+
+def _shared_with_base(python: Python, root: Path) -> bool:
+    if not python.prefix or python.prefix == python.base_prefix:
+        return False
+    # Only the base's own tree: a PYTHONPATH entry or a .pth directory outside the venv is no base's.
+    resolved = root.resolve()
+    return resolved.is_relative_to(Path(python.base_prefix).resolve()) and not resolved.is_relative_to(
+        Path(python.prefix).resolve()
+    )
 
 
 def _normalise(name: str) -> str:
