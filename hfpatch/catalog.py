@@ -10,8 +10,10 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from hfpatch import entry, index, versions
 from hfpatch.entry import ENTRY, OLD_ENTRY, Patch
@@ -49,9 +51,35 @@ def catalog_dirs(extra: Sequence[str] = ()) -> list[Path]:
     return unique
 
 
-def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
+class Entries(Mapping[str, Path]):
+    """Every entry's directory by id, in the catalogs' order, each Path made only when asked for: what a listing
+    holds is each name and its catalog (a catalog may hold hundreds of entries that check only counts)."""
+
+    def __init__(self) -> None:
+        self._catalogs: dict[str, Path] = {}
+
+    def __getitem__(self, name: str) -> Path:
+        return self._catalogs[name] / name
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._catalogs)
+
+    def __len__(self) -> int:
+        return len(self._catalogs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._catalogs
+
+    def places(self, names: Iterable[str] | None = None) -> Iterable[tuple[str, Path]]:
+        """Each entry's id and its catalog (of `names`, or of every entry), without a Path made of it."""
+        if names is None:
+            return self._catalogs.items()
+        return [(name, self._catalogs[name]) for name in names]
+
+
+def entry_dirs(catalogs: Iterable[Path]) -> Entries:
     """Every entry's directory by id. A team's entry may not take an id the built-in catalog or another uses."""
-    found: dict[str, Path] = {}
+    found = Entries()
     _ENTRY_STATS.clear()  # this listing's, never an earlier one's
     for number, catalog in enumerate(catalogs):
         try:
@@ -80,15 +108,15 @@ def entry_dirs(catalogs: Iterable[Path]) -> dict[str, Path]:
                 f"{old[0] / OLD_ENTRY} is an entry in the format of hfpatch 0.1 (TOML); this hfpatch reads {ENTRY}: "
                 f"`python -m hfpatch.migrate {catalog}` converts the catalog in place (keeping fixed/ and probe.py)."
             )
-        listed = [catalog / name for name, has in zip(names, held, strict=True) if has]
+        listed = [name for name, has in zip(names, held, strict=True) if has]
         if number > 0 and not listed:
             raise CatalogError(f"the catalog {catalog} holds no patch (no */{ENTRY}); is it the right directory?")
-        for each in listed:
-            if each.name in found:
+        for name in listed:
+            if name in found:
                 raise CatalogError(
-                    f"two patches are named {each.name}: {found[each.name]} and {each}; rename one of them."
+                    f"two patches are named {name}: {found[name]} and {catalog / name}; rename one of them."
                 )
-            found[each.name] = each
+            found._catalogs[name] = catalog
     return found
 
 
@@ -124,21 +152,101 @@ def select(
         raise UnknownPatch(
             unknown[0], f"no patch named {unknown[0]!r} in the catalog ({_nearest(unknown[0], entries)})."
         )
-    chosen = [entries[patch_id] for patch_id in (patch_ids or list(entries))]
+    names = patch_ids or list(entries)
     if whole:
-        patches = [entry.load(directory) for directory in chosen]
+        patches = [entry.load(entries[name]) for name in names]
         _refuse_overlaps([(patch, _changes(patch)) for patch in patches])
         return patches
-    # Each catalog's index, by the catalog's path as a string (an entry's Path.parent would make a Path an entry).
-    indexes: dict[str, index.Index | None] = {}
-    loaded = []
-    for directory in chosen:
-        where = os.path.dirname(directory)  # noqa: PTH120
-        if where not in indexes:
-            indexes[where] = index.read(directory.parent)
-        loaded.append(_header(directory, indexes[where]))
+    loaded = [_header(catalog / name, record) for name, catalog, record in _indexed(_places(entries, names))]
     _refuse_overlaps(loaded)
     return [patch for patch, _ in loaded]
+
+
+class Dormant(NamedTuple):
+    """An entry as its catalog's index holds it (current), of a package that no environment of the run may import:
+    `check` counts it as not installed there without making a patch of it (select_awake)."""
+
+    id: str
+    distribution: str
+    package: str
+    files: tuple[str, ...]
+
+
+# Which of the dormant candidates concern no environment of the run (hfpatch.commands.unconcerned asks them).
+Asleep = Callable[[Sequence[Dormant]], Collection[str]]
+
+
+def select_awake(
+    entries: Mapping[str, Path], asleep: Asleep, awake: Collection[str] = ()
+) -> tuple[list[Patch], list[Dormant]]:
+    """check's selection of every entry of the catalogs (`entries`, none asked for by id), each as its header, but
+    for the entries `asleep` finds concern no environment of the run: those are only counted. A candidate is an
+    entry its catalog's index holds current, that names no advisory, that no advisory record names (`awake`: those
+    that are) and that shares no file with another entry: two patches of one statement are refused as select
+    refuses them, since a dormant entry has none to overlap with."""
+    found = list(_indexed(_places(entries, list(entries))))
+    candidates = [_candidate(name, record, awake) for name, _, record in found]
+    headers = {
+        position: _header(catalog / name, record)
+        for position, ((name, catalog, record), candidate) in enumerate(zip(found, candidates, strict=True))
+        if candidate is None
+    }
+    named: Counter[tuple[str, str]] = Counter()
+    for patch, _ in headers.values():
+        named.update((_canonical(patch.distribution), file.file) for file in patch.files)
+    for candidate in candidates:
+        if candidate is not None:
+            named.update((_canonical(candidate.distribution), file) for file in candidate.files)
+    alone = [
+        candidate
+        for candidate in candidates
+        if candidate is not None
+        and all(named[(_canonical(candidate.distribution), file)] == 1 for file in candidate.files)
+    ]
+    sleeping = set(asleep(alone)) if alone else set()
+    loaded, dormant = [], []
+    for position, ((name, catalog, record), candidate) in enumerate(zip(found, candidates, strict=True)):
+        if candidate is not None and candidate.id in sleeping:
+            dormant.append(candidate)
+        else:
+            loaded.append(headers.get(position) or _header(catalog / name, record))
+    _refuse_overlaps(loaded)
+    return [patch for patch, _ in loaded], dormant
+
+
+def _places(entries: Mapping[str, Path], names: Sequence[str]) -> Iterable[tuple[str, Path]]:
+    """The id and catalog of each entry named (a mapping made elsewhere than entry_dirs has Paths only)."""
+    if isinstance(entries, Entries):
+        return entries.places(names)
+    return [(name, entries[name].parent) for name in names]
+
+
+def _indexed(places: Iterable[tuple[str, Path]]) -> Iterator[tuple[str, Path, index.Indexed | None]]:
+    """Each entry (its id and catalog) with its record in the catalog's index, where the index is current for it
+    (None: patch.json says). Each catalog's index is read once."""
+    indexes: dict[Path, index.Index | None] = {}
+    for name, catalog in places:
+        if catalog not in indexes:
+            indexes[catalog] = index.read(catalog)
+        found = indexes[catalog]
+        entry_file = os.path.join(catalog, name, ENTRY)  # noqa: PTH118
+        listed = _ENTRY_STATS.pop(entry_file, None)
+        yield name, catalog, None if found is None else found.trusted(name, entry_file, listed)
+
+
+def _candidate(name: str, record: index.Indexed | None, awake: Collection[str]) -> Dormant | None:
+    """The entry as a dormant candidate (select_awake), or None where it is none."""
+    if record is None or name in awake:
+        return None
+    header = record.header
+    try:
+        if header.get("advisories") or header["id"] != name:
+            return None
+        files = header["files"]
+        package = str(files[0]["module"]).partition(".")[0]
+        return Dormant(name, str(header["distribution"]), package, tuple(str(file["file"]) for file in files))
+    except (KeyError, TypeError, IndexError, AttributeError):
+        return None  # not what index.header writes: read as select reads it
 
 
 def _nearest(patch_id: str, entries: Mapping[str, Path]) -> str:
@@ -160,9 +268,7 @@ _LISTED = 5
 Changes = Mapping[str, tuple[str, ...]]
 
 
-def _header(directory: Path, found: index.Index | None) -> tuple[Patch, Changes | None]:
-    listed = _ENTRY_STATS.pop(os.path.join(directory, ENTRY), None)  # noqa: PTH118
-    record = None if found is None else found.trusted(directory, listed)
+def _header(directory: Path, record: index.Indexed | None) -> tuple[Patch, Changes | None]:
     if record is None:
         return entry.load(directory, whole=False), None
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -399,7 +399,9 @@ def _run(args: argparse.Namespace) -> int:
     project = config.load(args.config, ignore=args.no_config)
     catalogs = [*(str(path) for path in project.catalogs), *args.catalogs] if project else list(args.catalogs)
     entries = catalog.entry_dirs(catalog.catalog_dirs(catalogs))
-    patches, asked = _select(args, project, catalogs, entries)
+    resolved = commands.resolve(args.pythons)
+    register, patches, asked, dormant = _chosen(args, project, catalogs, entries, resolved)
+    scanner, vex = _scanner_output(args)
     listing = args.command == "list"
     options = Options(
         dry_run=getattr(args, "dry_run", False),
@@ -412,13 +414,11 @@ def _run(args: argparse.Namespace) -> int:
     def advice_for(given: str | None) -> Suggest:
         return commands.suggestion([given] if given else [], args.patch_ids, args.catalogs, chosen)
 
-    scanner, vex = _scanner_output(args)
-    register = advisory.load(catalog.catalog_dirs(catalogs)) if args.command == "check" else None
     command = Command.CHECK if listing else Command(args.command)
     # The patches hfpatch's state holds that no catalog given has: looked for unless --patch narrows the run.
     known = None if args.patch_ids else set(entries)
     results = commands.run(
-        command, args.pythons, patches, options, advice_for, require_installed=not listing, known=known
+        command, resolved, patches, options, advice_for, require_installed=not listing, known=known, dormant=dormant
     )
     if register is not None:
 
@@ -427,20 +427,9 @@ def _run(args: argparse.Namespace) -> int:
             return commands.suggestion([given] if given else [], named, args.catalogs, chosen)("apply")
 
         audit.fill(results, register, patches, options.lookup, spell, explicit=bool(args.patch_ids))
-    fail_on_obsolete = getattr(args, "fail_on_obsolete", False)
-    if fail_on_obsolete:
+    if getattr(args, "fail_on_obsolete", False):
         commands.flag_obsolete(results)
-    view = render.View(
-        show_diff=options.dry_run,
-        quiet=getattr(args, "quiet", False),
-        # A patch nobody asked for that does not concern the environment is counted in a line (--fail-on-obsolete:
-        # each in its own).
-        foldable=frozenset(() if fail_on_obsolete else (patch.id for patch in patches if patch.id not in asked)),
-        config=None if project is None else project.path,
-        required=frozenset(() if project is None else project.patches),
-        verbose=getattr(args, "verbose", False) or bool(args.patch_ids),
-        every_file=getattr(args, "verbose", False),
-    )
+    view = _view(args, project, patches, asked)
     try:
         return _report(args.command, args.as_json, results, patches, view, scanner=scanner, vex=vex)
     except KeyboardInterrupt:
@@ -450,6 +439,23 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return int(ExitCode.INTERRUPTED)
+
+
+def _view(
+    args: argparse.Namespace, project: config.Config | None, patches: Sequence[Patch], asked: Collection[str]
+) -> render.View:
+    verbose, fail_on_obsolete = getattr(args, "verbose", False), getattr(args, "fail_on_obsolete", False)
+    return render.View(
+        show_diff=getattr(args, "dry_run", False),
+        quiet=getattr(args, "quiet", False),
+        # A patch nobody asked for that does not concern the environment is counted in a line (--fail-on-obsolete:
+        # each in its own).
+        foldable=frozenset(() if fail_on_obsolete else (patch.id for patch in patches if patch.id not in asked)),
+        config=None if project is None else project.path,
+        required=frozenset(() if project is None else project.patches),
+        verbose=verbose or bool(args.patch_ids),
+        every_file=verbose,
+    )
 
 
 def _scanner_output(args: argparse.Namespace) -> tuple[str | None, advisory_render.VexRequest | None]:
@@ -470,14 +476,43 @@ def _scanner_output(args: argparse.Namespace) -> tuple[str | None, advisory_rend
     return scanner, vex
 
 
+def _chosen(
+    args: argparse.Namespace,
+    project: config.Config | None,
+    catalogs: list[str],
+    entries: Mapping[str, Path],
+    resolved: Sequence[commands.EnvironmentResult],
+) -> tuple[advisory.Register | None, list[Patch], set[str], list[catalog.Dormant]]:
+    """check's advisory register (None for the other commands), and what _select chooses. Plain check folds the
+    entries that concern no environment into a count: it counts those of packages no environment imports without
+    making patches of them (catalog.select_awake); every other view lists each entry, and reads it."""
+    scanner = getattr(args, "pip_audit", False) or getattr(args, "vex", False)
+    verbose, fail_on_obsolete = getattr(args, "verbose", False), getattr(args, "fail_on_obsolete", False)
+    folding = args.command == "check" and not (args.as_json or scanner or verbose or fail_on_obsolete)
+    if not folding:
+        chosen = _select(args, project, catalogs, entries)
+        register = advisory.load(catalog.catalog_dirs(catalogs)) if args.command == "check" else None
+        return register, *chosen
+    register = advisory.load(catalog.catalog_dirs(catalogs))
+    awake = {name for record in register.records for name in (*record.entries, *record.partial_entries)}
+    return register, *_select(args, project, catalogs, entries, commands.unconcerned(resolved), awake)
+
+
 def _select(
-    args: argparse.Namespace, project: config.Config | None, catalogs: list[str], entries: Mapping[str, Path]
-) -> tuple[list[Patch], set[str]]:
-    """The patches the command acts on, and those asked for by id. `--patch` replaces the file's patches and
-    `--catalog` adds to its catalogs; `list` shows every patch of the catalogs (a required id must exist all the
-    same)."""
+    args: argparse.Namespace,
+    project: config.Config | None,
+    catalogs: list[str],
+    entries: Mapping[str, Path],
+    asleep: catalog.Asleep | None = None,
+    awake: Collection[str] = (),
+) -> tuple[list[Patch], set[str], list[catalog.Dormant]]:
+    """The patches the command acts on, those asked for by id, and (`asleep`: plain check) the entries nobody asked
+    for that concern no environment, only counted. `--patch` replaces the file's patches and `--catalog` adds to
+    its catalogs; `list` shows every patch of the catalogs (a required id must exist all the same)."""
     named = list(dict.fromkeys(args.patch_ids))
     required = () if project is None or named else project.patches
+    if asleep is not None and not named and not required:
+        return _awake(entries, asleep, awake)
     try:
         # list shows every entry, so it reads each whole; the others read an entry whole only where it is needed.
         patches = catalog.select(named or list(required), catalogs, whole=args.command == "list", entries=entries)
@@ -487,7 +522,14 @@ def _select(
         raise project.unknown_patch(error.patch_id, str(error)) from None
     if args.command == "list" and not named:
         patches = catalog.select([], catalogs, whole=True, entries=entries)
-    return patches, {*named, *required}
+    return patches, {*named, *required}, []
+
+
+def _awake(
+    entries: Mapping[str, Path], asleep: catalog.Asleep, awake: Collection[str]
+) -> tuple[list[Patch], set[str], list[catalog.Dormant]]:
+    patches, dormant = catalog.select_awake(entries, asleep, awake)
+    return patches, set(), dormant
 
 
 def _report(

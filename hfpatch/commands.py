@@ -37,6 +37,8 @@ class EnvironmentResult:
         self.advisories: Audit | None = None  # check: where each advisory the catalog knows stands (hfpatch.audit)
         # The commands its advice names, spelt with the options given (its own --python among them).
         self.suggest: Suggest = plain
+        # check: the entries of packages no environment of the run imports, counted as not installed (select_awake).
+        self.dormant: tuple[catalog.Dormant, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
@@ -47,50 +49,85 @@ class EnvironmentResult:
         return max([ExitCode.ERROR if self.error else ExitCode.OK, obsolete, *codes])
 
 
+def resolve(pythons: Sequence[str]) -> list[EnvironmentResult]:
+    """The environment of each --python given (hfpatch's own interpreter where none is), an interpreter that cannot
+    be used with its error. Ctrl-C here, before any environment is acted on: the one being looked at says so, the
+    others are not reached, and nothing was changed anywhere."""
+    results = [EnvironmentResult(requested=given) for given in ([*pythons] if pythons else [None])]
+    try:
+        for result in results:
+            _resolve(result)
+    except KeyboardInterrupt:
+        stopped = next((each for each in results if each.environment is None and each.error is None), results[0])
+        stopped.environment = None
+        stopped.interrupted = _not_looked_at(stopped)
+        for other in results:
+            other.not_reached = other is not stopped
+    return results
+
+
+def unconcerned(results: Sequence[EnvironmentResult]) -> catalog.Asleep:
+    """The dormant candidates (catalog.select_awake) that concern no environment of the run: none imports the
+    package, and none holds hfpatch's state of the entry or of its files. Where no environment is usable, none."""
+
+    def asleep(candidates: Sequence[catalog.Dormant]) -> set[str]:
+        usable = [result.environment for result in results if result.environment is not None]
+        ids = {candidate.id for candidate in candidates} if usable else set()
+        for environment in usable:
+            absent = environment.unimported({candidate.package for candidate in candidates})
+            roots = facts.roots_holding_state(environment.python)
+            ids &= {
+                candidate.id
+                for candidate in candidates
+                if candidate.package in absent
+                and not any(facts.holds_state(root, candidate.id, candidate.files) for root in roots)
+            }
+        return ids
+
+    return asleep
+
+
 def run(
     command: Command,
-    pythons: Sequence[str],
+    results: list[EnvironmentResult],
     patches: Sequence[Patch],
     options: Options,
     advice_for: Callable[[str | None], Suggest] = lambda given: plain,
     *,
     require_installed: bool = True,
     known: Collection[str] | None = None,
+    dormant: Sequence[catalog.Dormant] = (),
 ) -> list[EnvironmentResult]:
-    """Run `command` for every patch in every environment. `advice_for` spells the commands suggested in each
-    environment (with its own --python: another one given may need nothing). With `require_installed`, an
-    environment that has none of the patches' distributions is an error: the wrong interpreter, most likely.
+    """Run `command` for every patch in every environment `resolve` gave (`results`, filled in and returned).
+    `advice_for` spells the commands suggested in each environment (with its own --python: another one given may
+    need nothing). With `require_installed`, an environment that has none of the patches' distributions is an
+    error: the wrong interpreter, most likely. `dormant`: check's entries that concern no environment
+    (select_awake), counted in each as not installed.
 
     Ctrl-C stops the run where it is: that environment says what it holds now (read as `check` reads it), and the
     environments after it are not reached.
 
     `known`: the id of every entry of the catalogs given; hfpatch's state of any other patch in an environment is
     reported, and reverted by revert, from that state alone (hfpatch.stranded). None: not looked for."""
+    if any(result.interrupted or result.not_reached for result in results):
+        return results  # stopped while the environments were looked at: nothing to run
     with facts.one_read_each():
-        return _run(command, pythons, patches, options, advice_for, require_installed, known)
+        return _run(command, results, patches, options, advice_for, require_installed, known, tuple(dormant))
 
 
 def _run(
     command: Command,
-    pythons: Sequence[str],
+    results: list[EnvironmentResult],
     patches: Sequence[Patch],
     options: Options,
     advice_for: Callable[[str | None], Suggest],
     require_installed: bool,
     known: Collection[str] | None,
+    dormant: tuple[catalog.Dormant, ...],
 ) -> list[EnvironmentResult]:
-    results = [EnvironmentResult(requested=given) for given in ([*pythons] if pythons else [None])]
-    try:
-        for result in results:
-            _resolve(result)
-    except KeyboardInterrupt:
-        # Before any environment is acted on: nothing was changed anywhere.
-        stopped = next((each for each in results if each.environment is None and each.error is None), results[0])
-        stopped.environment = None
-        stopped.interrupted = _after_interrupt(command, stopped, options)
-        for other in results:
-            other.not_reached = other is not stopped
-        return results
+    for result in results:
+        if result.environment is not None:
+            result.dormant = dormant
     # A patch read as its header is read whole where its distribution is installed and the release has one of its
     # files, in every environment before any acts: a fault in an entry stops the run before anything is written.
     usable = [result.environment for result in results if result.environment is not None]
@@ -207,7 +244,7 @@ def _run_in(
     if command in (Command.APPLY, Command.REVERT) and not options.dry_run:
         _tidy(environment)
     if require_installed and _found_nothing(result, environment):
-        result.error = _nothing_installed(command.value, environment, patches, result.requested is not None)
+        result.error = _nothing_installed(command.value, result, environment, patches, result.requested is not None)
 
 
 def _stranded(command: Command, patch: Patch, environment: Environment, options: Options) -> engine.Outcome:
@@ -243,7 +280,7 @@ def _after_interrupt(command: Command, result: EnvironmentResult, options: Optio
     guarantees hold, so the next plain apply or revert finishes or undoes whatever was half done."""
     environment = result.environment
     if environment is None:
-        return f"before {result.requested or 'its interpreter'} was looked at; nothing was changed there"
+        return _not_looked_at(result)
     where = f"in {environment.python.executable}"
     patch = result.running
     if patch is None:
@@ -259,14 +296,21 @@ def _after_interrupt(command: Command, result: EnvironmentResult, options: Optio
     return f"{where} at {patch.id}, now {now.condition.value}: {words(now.message, suggest=result.suggest)}"
 
 
+def _not_looked_at(result: EnvironmentResult) -> str:
+    return f"before {result.requested or 'its interpreter'} was looked at; nothing was changed there"
+
+
 def _found_nothing(result: EnvironmentResult, environment: Environment) -> bool:
     """None of the patches' distributions is installed, and nothing else was done: the wrong interpreter."""
     cleared = any(outcome.action is Action.CLEARED for outcome in result.outcomes)
-    return bool(result.outcomes) and environment.found_nothing and not cleared
+    return bool(result.outcomes or result.dormant) and environment.found_nothing and not cleared
 
 
-def _nothing_installed(command: str, environment: Environment, patches: Sequence[Patch], given: bool) -> str:
-    names = ", ".join(sorted({patch.distribution for patch in patches}))
+def _nothing_installed(
+    command: str, result: EnvironmentResult, environment: Environment, patches: Sequence[Patch], given: bool
+) -> str:
+    distributions = [*(patch.distribution for patch in patches), *(each.distribution for each in result.dormant)]
+    names = ", ".join(sorted(set(distributions)))
     executable = environment.python.executable
     what = f"{executable} has none of the distributions the patches are for ({names}), so there is nothing to"
     if given:

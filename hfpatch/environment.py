@@ -7,7 +7,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -105,6 +105,23 @@ class Environment:
         if isinstance(found, HfpatchError):
             raise found
         return found
+
+    def unimported(self, packages: Collection[str]) -> set[str]:
+        """Those of `packages` the interpreter imports from nowhere, asked at once; each is kept as not installed (a
+        later look-up is None without asking). None of them where that cannot be told."""
+        wanted = [package for package in dict.fromkeys(packages) if package not in self._found]
+        if wanted:
+            request = {"action": "locate", "packages": wanted}
+            try:
+                if self.python.in_process:
+                    described = introspect.locate(wanted)["packages"]
+                else:
+                    described = json.loads(run_in(self.python, request).strip().splitlines()[-1])["packages"]
+                absent = [package for package in wanted if not described[package]["found"]]
+            except (HfpatchError, ValueError, KeyError, IndexError, TypeError):
+                return set()
+            self._found |= dict.fromkeys(absent)
+        return {package for package in packages if package in self._found and self._found[package] is None}
 
     @property
     def installations(self) -> list[Installation]:

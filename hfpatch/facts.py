@@ -6,7 +6,7 @@ import contextlib
 import hashlib
 import importlib.util
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -209,13 +209,18 @@ def _others(root: Path, patch: Patch) -> tuple[dict[str, tuple[Interrupted, ...]
 
 def _orphans(patch: Patch, python: Python) -> tuple[Path, ...]:
     """The entries of the path that still hold hfpatch's state of the patch (its distribution was uninstalled)."""
-    found = []
-    for root in _holding_state(python):
-        if state.patch_dir(root, patch.id).is_dir() or any(
-            state.file_dir(root, file.file).is_dir() for file in patch.files
-        ):
-            found.append(root)
-    return tuple(found)
+    files = [file.file for file in patch.files]
+    return tuple(root for root in _holding_state(python) if holds_state(root, patch.id, files))
+
+
+def holds_state(root: Path, patch_id: str, files: Iterable[str]) -> bool:
+    """Whether hfpatch keeps state of the patch, or of any of its files, in an entry of the path."""
+    return state.patch_dir(root, patch_id).is_dir() or any(state.file_dir(root, file).is_dir() for file in files)
+
+
+def roots_holding_state(python: Python) -> tuple[Path, ...]:
+    """The entries of the interpreter's path that hold a .hfpatch directory at all (within a run, looked for once)."""
+    return _holding_state(python)
 
 
 def _holding_state(python: Python) -> tuple[Path, ...]:

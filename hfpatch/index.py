@@ -47,15 +47,15 @@ class Index(NamedTuple):
     written_ns: int
     entries: Mapping[str, Indexed]
 
-    def trusted(self, directory: Path, found: os.stat_result | None = None) -> Indexed | None:
-        """The entry's record, where patch.json is still what the index was written from (`found`: its stat, where
-        the catalog's listing took it a moment ago)."""
-        record = self.entries.get(directory.name)
+    def trusted(self, name: str, entry_file: str, found: os.stat_result | None = None) -> Indexed | None:
+        """The record of the entry `name`, where its patch.json (`entry_file`, a path) is still what the index was
+        written from (`found`: its stat, where the catalog's listing took it a moment ago)."""
+        record = self.entries.get(name)
         if record is None:
             return None
         if found is None:
             try:
-                found = os.stat(f"{directory}{os.sep}{ENTRY}")  # noqa: PTH116 - a string: one per entry
+                found = os.stat(entry_file)  # noqa: PTH116 - a string: one per entry
             except OSError:
                 return None
         if found.st_size != record.size or found.st_mtime_ns > self.written_ns + _GRACE_NS:

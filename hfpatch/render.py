@@ -93,17 +93,20 @@ def _environment_text(
             _print(f"    note: {words(note, roots, view.every_file, result.suggest)}", out)
         if view.show_diff and outcome.diff:
             out.write(outcome.diff)
-    if folded:
-        _print(f"  {folded_line(folded)}", out)
+    dormant = 0 if view.quiet else len(result.dormant)  # not installed: nothing for --quiet to say
+    if folded or dormant:
+        _print(f"  {folded_line(folded, dormant)}", out)
     for line in advisory_render.text_lines(result.advisories, verbose=view.verbose, quiet=view.quiet):
         _print(line, out)
     if result.obsolete:
         _print(f"  obsolete: {result.obsolete}", out)
 
 
-def folded_line(folded: Sequence[Outcome]) -> str:
-    """The patches that do not concern the environment, counted by condition."""
+def folded_line(folded: Sequence[Outcome], dormant: int = 0) -> str:
+    """The patches that do not concern the environment, counted by condition (`dormant`: the entries of packages
+    no environment imports, counted without a patch made of them: not installed)."""
     counts = {condition: sum(outcome.condition is condition for outcome in folded) for condition in _NOT_CONCERNED}
+    counts[Condition.NOT_INSTALLED] += dormant
     named = ", ".join(f"{count} {condition.value}" for condition, count in counts.items() if count)
     return f"not concerned here: {named} (-v lists them)"
 

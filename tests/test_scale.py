@@ -11,13 +11,15 @@ import json
 import os
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import in_process, run, sha256, wrapper_python
 from toy import A_ID, B_ID, BUGGY_MODULE, FIXED_GREET, PATCH_ID, entry_data, make_composed_site, make_site
 
-from hfpatch import catalog, files, index, statements
+from hfpatch import catalog, entry, files, index, statements
 
 
 def test_a_file_two_entries_name_is_read_hashed_and_parsed_once_a_run(
@@ -105,6 +107,83 @@ def test_an_entry_of_an_absent_distribution_is_never_opened(tmp_path: Path, caps
     conditions = {item["id"]: item["condition"] for item in done.document()["environments"][0]["patches"]}
     assert {conditions[f"absentlib{number:02d}-1"] for number in range(3)} == {"not-installed"}
     assert conditions[PATCH_ID] == "needs-patch"
+
+
+def test_plain_check_counts_the_entries_of_packages_no_environment_imports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain check folds them into its count of not-installed entries without making patches of them (their
+    patch.json, scrambled, would be an error if it were read); -v lists each, from the index alone. toypkg's own
+    entry, whose package the interpreter imports, is acted on whatever catalog it is in."""
+    made: Counter[str] = Counter()
+    from_index = entry.from_index
+
+    def counted(header: Mapping[str, Any], directory: Path) -> entry.Patch:
+        made[directory.name] += 1
+        return from_index(header, directory)
+
+    monkeypatch.setattr(entry, "from_index", counted)
+    site = make_site(tmp_path / "toy")
+    python = wrapper_python(tmp_path / "bin" / "python", site.root)
+    catalog_dir = absent_catalog(tmp_path / "team", 3)
+    for directory in sorted(catalog_dir.glob("*-1")):
+        scramble_keeping_size_and_time(directory / "patch.json")
+    argv = ["check", "--python", python, "--catalog", str(catalog_dir), "--catalog", str(site.team_catalog)]
+    plain = in_process([*argv, "--no-config"], capsys)
+    assert (plain.code, plain.label(PATCH_ID)) == (1, "needs-patch"), plain.out + plain.err
+    (folded,) = [line for line in plain.lines if line.strip().startswith("not concerned here:")]
+    builtin = len(catalog.entry_dirs([catalog.builtin_catalog()]))
+    assert f"{builtin + 3} not-installed" in folded, folded
+    assert "absentlib" not in plain.out
+    assert not [name for name in made if name.startswith("absentlib")], made
+    listed = in_process([*argv, "--no-config", "-v"], capsys)
+    assert [listed.label(f"absentlib{number:02d}-1") for number in range(3)] == ["not-installed"] * 3
+    assert in_process([*argv, "--no-config", "-q"], capsys).out.count("not concerned") == 0
+
+
+def test_an_entry_of_a_package_no_environment_imports_is_acted_on_where_hfpatch_keeps_its_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The state of an entry left behind where its distribution was uninstalled is said of it: it is not counted."""
+    site = make_site(tmp_path / "toy")
+    python = wrapper_python(tmp_path / "bin" / "python", site.root)
+    catalog_dir = absent_catalog(tmp_path / "team", 2)
+    (site.root / ".hfpatch" / "absentlib01-1").mkdir(parents=True)
+    argv = ["check", "--python", python, "--catalog", str(catalog_dir), "--no-config"]
+    done = in_process(argv, capsys)
+    assert "absentlib01-1: not-installed" in done.out, done.out
+    assert "absentlib00-1" not in done.out
+
+
+def test_where_no_environment_imports_any_package_the_error_names_every_distribution(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An interpreter that has none of the catalogs' distributions is the wrong one, counted entries or not."""
+    site = make_site(tmp_path / "toy")
+    python = wrapper_python(tmp_path / "bin" / "python", tmp_path / "empty")
+    (tmp_path / "empty").mkdir()
+    catalog_dir = absent_catalog(tmp_path / "team", 2)
+    done = in_process(["check", "--python", python, "--catalog", str(catalog_dir), "--no-config"], capsys)
+    assert done.code == 2, done.out + done.err
+    assert "has none of the distributions the patches are for (absentlib00, absentlib01, " in done.err, done.err
+    assert site.root.is_dir()
+
+
+def test_two_entries_of_one_statement_of_a_package_nobody_imports_are_refused_in_plain_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Counting an entry does not let its clash with another entry of the same file pass unsaid."""
+    catalog_dir = absent_catalog(tmp_path / "team", 1)
+    twin = catalog_dir / "absentlib00-2"
+    twin.mkdir()
+    (twin / "fixed").mkdir()
+    (twin / "fixed" / "greet.py").write_text(FIXED_GREET, encoding="utf-8")
+    data = json.loads((catalog_dir / "absentlib00-1" / "patch.json").read_text(encoding="utf-8"))
+    (twin / "patch.json").write_text(json.dumps({**data, "id": twin.name}, indent=2) + "\n", encoding="utf-8")
+    index.write(catalog_dir)
+    done = in_process(["check", "--catalog", str(catalog_dir), "--no-config"], capsys)
+    assert done.code == 2, done.out + done.err
+    assert "absentlib00-1 and absentlib00-2 both change greet" in done.err, done.err
 
 
 def test_an_entry_of_files_the_release_never_had_is_never_opened(
@@ -233,3 +312,16 @@ def test_packages_located_at_once_are_those_the_import_system_finds(
         name: importlib.util.find_spec(name) is not None for name in names
     }
     assert located["madeup_pkg"]["package_dir"] == str(tmp_path / "madeup_pkg")
+
+
+def test_an_environment_that_imports_no_package_of_the_entries_counted_alone_is_the_wrong_one() -> None:
+    """Where every entry of a run was only counted (none concerns the environment), the run says so as it says it
+    of patches: the interpreter has none of their distributions."""
+    from hfpatch import commands, plan
+
+    results = commands.resolve([])
+    counted = [catalog.Dormant("absentlib00-1", "absentlib00", "absentlib00", ("absentlib00/core.py",))]
+    options = plan.Options(lookup=catalog.finder([]))
+    (result,) = commands.run(plan.Command.CHECK, results, [], options, dormant=counted)
+    assert result.error is not None and "the distributions the patches are for (absentlib00)" in result.error
+    assert commands.exit_code([result]) == 2
