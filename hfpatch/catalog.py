@@ -101,7 +101,8 @@ def entry_dirs(catalogs: Iterable[Path]) -> Entries:
             names = sorted(os.listdir(catalog))  # noqa: PTH208 - names, not Paths: a catalog may hold hundreds
         except OSError as error:
             raise CatalogError(f"cannot list the catalog {catalog}: {error.strerror}.") from None
-        held = [_entry_file(os.path.join(catalog, name, ENTRY)) for name in names]  # noqa: PTH118
+        base = _base(catalog)
+        held = [_entry_file(f"{base}{name}{os.sep}{ENTRY}") for name in names]
         old = unconverted(catalog / name for name, has in zip(names, held, strict=True) if not has)
         if old:
             raise CatalogError(
@@ -118,6 +119,12 @@ def entry_dirs(catalogs: Iterable[Path]) -> Entries:
                 )
             found._catalogs[name] = catalog
     return found
+
+
+def _base(catalog: Path) -> str:
+    """The catalog's path as a string that an entry's name follows (os.path.join's, once a catalog: joined for
+    each of hundreds of entries, the Path's conversion costs more than the stat)."""
+    return os.path.join(catalog, "")  # noqa: PTH118
 
 
 # The stat of each patch.json entry_dirs found, by its path: what the index's trust in an entry asks again.
@@ -157,7 +164,7 @@ def select(
         patches = [entry.load(entries[name]) for name in names]
         _refuse_overlaps([(patch, _changes(patch)) for patch in patches])
         return patches
-    loaded = [_header(catalog / name, record) for name, catalog, record in _indexed(_places(entries, names))]
+    loaded = [_header(catalog / name, *found) for name, catalog, *found in _indexed(_places(entries, names))]
     _refuse_overlaps(loaded)
     return [patch for patch, _ in loaded]
 
@@ -185,10 +192,10 @@ def select_awake(
     that are) and that shares no file with another entry: two patches of one statement are refused as select
     refuses them, since a dormant entry has none to overlap with."""
     found = list(_indexed(_places(entries, list(entries))))
-    candidates = [_candidate(name, record, awake) for name, _, record in found]
+    candidates = [_candidate(name, record, awake) for name, _, _, record in found]
     headers = {
-        position: _header(catalog / name, record)
-        for position, ((name, catalog, record), candidate) in enumerate(zip(found, candidates, strict=True))
+        position: _header(catalog / name, held, record)
+        for position, ((name, catalog, held, record), candidate) in enumerate(zip(found, candidates, strict=True))
         if candidate is None
     }
     named: Counter[tuple[str, str]] = Counter()
@@ -205,11 +212,11 @@ def select_awake(
     ]
     sleeping = set(asleep(alone)) if alone else set()
     loaded, dormant = [], []
-    for position, ((name, catalog, record), candidate) in enumerate(zip(found, candidates, strict=True)):
+    for position, ((name, catalog, held, record), candidate) in enumerate(zip(found, candidates, strict=True)):
         if candidate is not None and candidate.id in sleeping:
             dormant.append(candidate)
         else:
-            loaded.append(headers.get(position) or _header(catalog / name, record))
+            loaded.append(headers.get(position) or _header(catalog / name, held, record))
     _refuse_overlaps(loaded)
     return [patch for patch, _ in loaded], dormant
 
@@ -221,30 +228,32 @@ def _places(entries: Mapping[str, Path], names: Sequence[str]) -> Iterable[tuple
     return [(name, entries[name].parent) for name in names]
 
 
-def _indexed(places: Iterable[tuple[str, Path]]) -> Iterator[tuple[str, Path, index.Indexed | None]]:
-    """Each entry (its id and catalog) with its record in the catalog's index, where the index is current for it
-    (None: patch.json says). Each catalog's index is read once."""
-    indexes: dict[Path, index.Index | None] = {}
+def _indexed(
+    places: Iterable[tuple[str, Path]],
+) -> Iterator[tuple[str, Path, index.Index | None, index.Indexed | None]]:
+    """Each entry (its id and catalog) with its catalog's index and its record there, where the index is current for
+    it (None: patch.json says). Each catalog's index is read once."""
+    indexes: dict[Path, tuple[index.Index | None, str]] = {}
     for name, catalog in places:
         if catalog not in indexes:
-            indexes[catalog] = index.read(catalog)
-        found = indexes[catalog]
-        entry_file = os.path.join(catalog, name, ENTRY)  # noqa: PTH118
+            indexes[catalog] = (index.read(catalog), _base(catalog))
+        found, base = indexes[catalog]
+        entry_file = f"{base}{name}{os.sep}{ENTRY}"
         listed = _ENTRY_STATS.pop(entry_file, None)
-        yield name, catalog, None if found is None else found.trusted(name, entry_file, listed)
+        yield name, catalog, found, None if found is None else found.trusted(name, entry_file, listed)
 
 
 def _candidate(name: str, record: index.Indexed | None, awake: Collection[str]) -> Dormant | None:
     """The entry as a dormant candidate (select_awake), or None where it is none."""
     if record is None or name in awake:
         return None
-    header = record.header
+    head = record.head
     try:
-        if header.get("advisories") or header["id"] != name:
+        if head.get("advisories"):
             return None
-        files = header["files"]
+        files = head["files"]
         package = str(files[0]["module"]).partition(".")[0]
-        return Dormant(name, str(header["distribution"]), package, tuple(str(file["file"]) for file in files))
+        return Dormant(name, str(head["distribution"]), package, tuple(str(file["file"]) for file in files))
     except (KeyError, TypeError, IndexError, AttributeError):
         return None  # not what index.header writes: read as select reads it
 
@@ -265,25 +274,28 @@ _LISTED = 5
 
 
 # The statements a patch changes, by file (None: not known without reading the entry whole).
-Changes = Mapping[str, tuple[str, ...]]
+Changes = index.Changes
 
 
-def _header(directory: Path, record: index.Indexed | None) -> tuple[Patch, Changes | None]:
-    if record is None:
+def _header(directory: Path, found: index.Index | None, record: index.Indexed | None) -> tuple[Patch, Changes | None]:
+    written = None if found is None or record is None else found.header(directory.name, record)
+    if written is None:
         return entry.load(directory, whole=False), None
+    header, changes = written
     try:
-        patch = entry.from_index(record.header, directory)
+        patch = entry.from_index(header, directory)
     except (KeyError, TypeError, ValueError, IndexError):  # not what index.header writes: the entry says
         return entry.load(directory, whole=False), None
     if patch.id != directory.name:
         return entry.load(directory, whole=False), None
-    _INDEXED[os.fspath(directory)] = record
-    return patch, record.changes
+    assert record is not None
+    _INDEXED[os.fspath(directory)] = (record, changes)
+    return patch, changes
 
 
 # The index's record of each entry read as its header from a current index, by its directory's path (a string:
 # hashing a Path costs more than the rest of the look-up): what by_digest reads.
-_INDEXED: dict[str, index.Indexed] = {}
+_INDEXED: dict[str, tuple[index.Indexed, Changes]] = {}
 
 
 def by_digest(patch: Patch, digests: Mapping[str, str]) -> Patch | None:
@@ -291,9 +303,12 @@ def by_digest(patch: Patch, digests: Mapping[str, str]) -> Patch | None:
     file) and none as one that is not applicable with no reason recorded (the code gives it then): its header, the
     known file of each installed digest (what check asks of it) and its targets by name, so that patch.json is not
     read. None: the whole entry is needed."""
-    record = None if patch.whole else _INDEXED.get(os.fspath(patch.directory))
-    known = None if record is None else index.known_files(patch.directory.parent, patch.id, record, digests)
-    if record is None or known is None or set(known) != {file.file for file in patch.files}:
+    indexed = None if patch.whole else _INDEXED.get(os.fspath(patch.directory))
+    if indexed is None:
+        return None
+    record, changes = indexed
+    known = index.known_files(patch.directory.parent, patch.id, record, digests)
+    if known is None or set(known) != {file.file for file in patch.files}:
         return None
     for file in patch.files:
         if digests.get(file.file) is None:
@@ -304,7 +319,7 @@ def by_digest(patch: Patch, digests: Mapping[str, str]) -> Patch | None:
     files = tuple(
         file._replace(
             known_files=known[file.file],
-            targets=tuple(entry.Target(name, None, ()) for name in record.changes.get(file.file, ())),
+            targets=tuple(entry.Target(name, None, ()) for name in changes.get(file.file, ())),
         )
         for file in patch.files
     )

@@ -114,10 +114,10 @@ class Environment:
             request = {"action": "locate", "packages": wanted}
             try:
                 if self.python.in_process:
-                    described = introspect.locate(wanted)["packages"]
+                    absent = introspect.absent(wanted)
                 else:
                     described = json.loads(run_in(self.python, request).strip().splitlines()[-1])["packages"]
-                absent = [package for package in wanted if not described[package]["found"]]
+                    absent = [package for package in wanted if not described[package]["found"]]
             except (HfpatchError, ValueError, KeyError, IndexError, TypeError):
                 return set()
             self._found |= dict.fromkeys(absent)

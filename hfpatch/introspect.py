@@ -47,6 +47,13 @@ def locate(packages: list[str]) -> dict[str, Any]:
     return {"packages": found}
 
 
+def absent(packages: list[str]) -> list[str]:
+    """Those of `packages` this interpreter cannot import, in order: as locate() finds them, without describing the
+    others (a catalog's hundreds of distributions, most of them not installed, asked by hfpatch in its own process)."""
+    unlisted = _unlisted(packages)
+    return [package for package in packages if package in unlisted or importlib.util.find_spec(package) is None]
+
+
 def _unlisted(packages: list[str]) -> set[str]:
     """The packages this interpreter's finders cannot find, told without the path finder's search where that is
     certain: each entry of the path is a directory the standard file finder reads (no other path hook, no zip),

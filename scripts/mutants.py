@@ -681,6 +681,27 @@ MUTANTS = [
         "        if row is None or (row.verdict is entry.Verdict.NOT_APPLICABLE and not row.reason):\n",
         "        if row is not None and (row.verdict is entry.Verdict.NOT_APPLICABLE and not row.reason):\n",
     ),
+    Mutant(
+        "check-by-headers-of-another-entry",
+        "headers.jsonl's line is taken only for the patch.json the index's record was written from",
+        "hfpatch/index.py",
+        "            if sha256 != record.sha256 or not isinstance(header, dict):\n",
+        "            if not isinstance(header, dict):\n",
+    ),
+    Mutant(
+        "counted-despite-state",
+        "an entry of a package no environment imports is acted on, not counted, where hfpatch keeps its state",
+        "hfpatch/commands.py",
+        "                and not any(facts.holds_state(root, candidate.id, candidate.files) for root in roots)\n",
+        "",
+    ),
+    Mutant(
+        "counted-though-installed",
+        "an entry is counted as not installed only where no environment imports its package",
+        "hfpatch/commands.py",
+        "                if candidate.package in absent\n",
+        "                if True\n",
+    ),
     # ------------------------------------------------------------------ check's shortcuts (speed): each as found
     Mutant(
         "nothing-here-not-unlisted",

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -107,6 +108,12 @@ def test_an_entry_of_an_absent_distribution_is_never_opened(tmp_path: Path, caps
     conditions = {item["id"]: item["condition"] for item in done.document()["environments"][0]["patches"]}
     assert {conditions[f"absentlib{number:02d}-1"] for number in range(3)} == {"not-installed"}
     assert conditions[PATCH_ID] == "needs-patch"
+    headers = catalog_dir / index.HEADERS
+    record = json.loads((catalog_dir / index.INDEX).read_text(encoding="utf-8"))["entries"]["absentlib01-1"]
+    headers.write_text(headers.read_text(encoding="utf-8").replace(record["sha256"], "0" * 64), encoding="utf-8")
+    index._LINES.clear()
+    other = in_process([*argv, "--no-config", "--json"], capsys)
+    assert (other.code, "absentlib01-1/patch.json is not valid JSON" in other.err) == (2, True), "another's line"
 
 
 def test_plain_check_counts_the_entries_of_packages_no_environment_imports(
@@ -229,11 +236,11 @@ def test_an_entry_whose_installed_files_its_index_knows_by_digest_is_checked_uno
     known_file = site.team_catalog / index.KNOWN
     rows = known_file.read_text(encoding="utf-8")
     known_file.write_text(rows.replace(sha256(kept), "0" * 64), encoding="utf-8")
-    index._KNOWN.clear()
+    index._LINES.clear()
     other = in_process(argv, capsys)
     assert (other.code, f"{entry_file} is not valid JSON" in other.err) == (2, True), "known.jsonl of another entry"
     known_file.write_text(rows, encoding="utf-8")
-    index._KNOWN.clear()
+    index._LINES.clear()
 
     site.file.write_text(BUGGY_MODULE + "# rebuilt\n", encoding="utf-8")
     rebuilt = in_process(argv, capsys)
@@ -284,9 +291,46 @@ def test_the_index_command_writes_and_checks_an_index(tmp_path: Path) -> None:
     )
     wrote = run([sys.executable, "-m", "hfpatch.index", str(catalog_dir)])
     assert (wrote.code, wrote.out) == (0, f"wrote {catalog_dir / 'index.json'}\n")
-    assert json.loads((catalog_dir / "index.json").read_text())["entries"]["absentlib00-1"]["header"]["title"] == (
-        "greet fails"
+    lines = (catalog_dir / index.HEADERS).read_text(encoding="utf-8").splitlines()
+    (line,) = [line for line in lines if line.startswith("absentlib00-1\t")]
+    assert json.loads(line.partition("\t")[2])[1]["title"] == "greet fails"
+    assert json.loads((catalog_dir / index.INDEX).read_text())["entries"]["absentlib00-1"]["distribution"] == (
+        "absentlib00"
     )
+    (catalog_dir / index.HEADERS).unlink()
+    missing = run([sys.executable, "-m", "hfpatch.index", "--check", str(catalog_dir)])
+    assert (missing.code, missing.err.split(":")[0]) == (1, f"{catalog_dir / index.HEADERS} is missing")
+
+
+def test_an_index_of_hfpatch_before_headers_jsonl_is_read_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Schema 1 held each header in index.json: a catalog indexed by that hfpatch is still never opened where its
+    distributions are not installed (their patch.json, scrambled, would be an error if it were read)."""
+    catalog_dir = absent_catalog(tmp_path / "team", 2)
+    records = json.loads((catalog_dir / index.INDEX).read_text(encoding="utf-8"))["entries"]
+    lines = (catalog_dir / index.HEADERS).read_text(encoding="utf-8").splitlines()[1:]
+    written = {name: json.loads(rest) for name, _, rest in (line.partition("\t") for line in lines)}
+    kept = ("distribution", "files", "advisories")
+    old = {
+        name: {
+            "sha256": sha,
+            "size": records[name]["size"],
+            "header": {**rest, **{key: records[name][key] for key in kept if records[name][key]}},
+            "changes": changes,
+        }
+        for name, (sha, rest, changes) in written.items()
+    }
+    (catalog_dir / index.INDEX).write_text(json.dumps({"schema": 1, "entries": old}), encoding="utf-8")
+    (catalog_dir / index.HEADERS).unlink()
+    os.utime(catalog_dir / index.INDEX, ns=(time.time_ns(), time.time_ns()))
+    for directory in sorted(catalog_dir.glob("*-1")):
+        scramble_keeping_size_and_time(directory / "patch.json")
+    for view in ([], ["-v"], ["--json"]):
+        done = in_process(["check", "--catalog", str(catalog_dir), "--no-config", *view], capsys)
+        assert done.code in (0, 2) and "is not valid JSON" not in done.err, done.err
+    listed = in_process(["check", "--catalog", str(catalog_dir), "--no-config", "-v"], capsys)
+    assert listed.label("absentlib01-1") == "not-installed"
 
 
 def test_packages_located_at_once_are_those_the_import_system_finds(
@@ -312,6 +356,7 @@ def test_packages_located_at_once_are_those_the_import_system_finds(
         name: importlib.util.find_spec(name) is not None for name in names
     }
     assert located["madeup_pkg"]["package_dir"] == str(tmp_path / "madeup_pkg")
+    assert introspect.absent(names) == [name for name in names if importlib.util.find_spec(name) is None]
 
 
 def test_an_environment_that_imports_no_package_of_the_entries_counted_alone_is_the_wrong_one() -> None:
