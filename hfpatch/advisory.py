@@ -277,7 +277,7 @@ def _file(value: str) -> str:
 
 
 def _url(value: str) -> str:
-    if not value.startswith(("https://", "http://")) or any(character.isspace() for character in value):
+    if not value.startswith(("https://", "http://")) or value.split() != [value]:  # no whitespace in it
         raise ValueError(f"upstream lists {value!r}, which is not a URL")
     return value
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,22 +28,26 @@ class CachedBytecode(NamedTuple):
 _TAIL = re.compile(r"([^.]+)(?:\.opt-([0-9]+))?\.pyc")
 
 
-def cached_files(source: Path) -> list[CachedBytecode]:
-    """Every cached .pyc of `source` (module.cache_tag[.opt-N].pyc): all interpreters, all optimisation levels."""
+def cached_files(
+    source: Path, cache_tag: str | None = None, listed: Callable[[Path], list[str]] | None = None
+) -> list[CachedBytecode]:
+    """Every cached .pyc of `source` (module.cache_tag[.opt-N].pyc): all interpreters, all optimisation levels, or
+    (`cache_tag`) one interpreter's only; `listed` gives the names in a __pycache__ directory (os.listdir by
+    default; a run lists each once)."""
     found: list[CachedBytecode] = []
     cache = source.parent / "__pycache__"
     try:
         # A package's cache holds every module's: names first, Paths only for the few that match.
-        names = os.listdir(cache)  # noqa: PTH208
+        names = listed(cache) if listed is not None else os.listdir(cache)  # noqa: PTH208
     except OSError:
         return []
-    prefix = f"{source.stem}."
+    prefix = f"{source.stem}." if cache_tag is None else f"{source.stem}.{cache_tag}."
     candidates = sorted(name for name in names if name.startswith(prefix))
     if not candidates:
         return found
     for name in candidates:
         # What follows `<module>.`: one pattern for every module (an entry of hundreds of files compiled one each).
-        match = _TAIL.fullmatch(name, len(prefix))
+        match = _TAIL.fullmatch(name, len(f"{source.stem}."))
         if match:
             path = cache / name
             mode, source_hash = _header(path)

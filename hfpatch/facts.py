@@ -263,7 +263,28 @@ _RECORD_LINES: dict[int, tuple[bytes, dict[str, str | None]]] = {}
 _NEVER_INSTALLED: dict[tuple[str, Path], bool] = {}
 
 
+def _listed(directory: Path) -> list[str]:
+    """A __pycache__ directory's names, listed once a run (a package's holds every module's: transformers/ has
+    hundreds, and an entry names dozens of its files); OSError where it cannot be listed."""
+    if _READ is None:
+        return os.listdir(directory)  # noqa: PTH208
+    key = str(directory)
+    if key not in _PYCACHE_NAMES:
+        try:
+            _PYCACHE_NAMES[key] = os.listdir(key)  # noqa: PTH208
+        except OSError as error:
+            _PYCACHE_NAMES[key] = error
+    names = _PYCACHE_NAMES[key]
+    if isinstance(names, OSError):
+        raise names
+    return names
+
+
+_PYCACHE_NAMES: dict[str, list[str] | OSError] = {}
+
+
 def _forget_paths() -> None:
+    _PYCACHE_NAMES.clear()
     _NEVER_INSTALLED.clear()
     _STATE_ROOTS.clear()
     _STATE_KEPT.clear()
@@ -428,7 +449,7 @@ def _original(root: Path, saved: state.FileState | None) -> tuple[bytes | None, 
 def _stale_bytecode(python: Python, file: Path, source: bytes) -> tuple[str, ...]:
     """Only the application interpreter's own cache tag matters (no other interpreter loads that file), and the
     source hash is the application interpreter's: computed here when it is this interpreter, else asked of it."""
-    candidates = bytecode.unchecked(bytecode.cached_files(file), python.cache_tag)
+    candidates = bytecode.unchecked(bytecode.cached_files(file, python.cache_tag, _listed), python.cache_tag)
     if not candidates:
         return ()
     if python.magic == importlib.util.MAGIC_NUMBER.hex():
