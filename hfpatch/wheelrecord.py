@@ -68,8 +68,12 @@ def listing(record: bytes) -> dict[str, str | None]:
     crlf = "\r" in text
     split = text.split("\r\n" if crlf else "\n")
     if text and (not crlf or text.count("\r") == len(split) - 1 == text.count("\n")):
-        lines = [line for line in reversed(split) if "," in line]  # reversed: the first line of a path wins
-        return dict(zip([line.partition(",")[0] for line in lines], lines, strict=True))
+        listed: dict[str, str | None] = {}
+        for line in split:
+            path, comma, _ = line.partition(",")
+            if comma and path not in listed:  # the first line of a path wins
+                listed[path] = line
+        return listed
     found: dict[str, str | None] = {}
     for line in record.splitlines():  # LF, CRLF and CR, as _line_span ends a line
         path, comma, _ = line.partition(b",")
