@@ -134,20 +134,41 @@ def wrapped(line: str, width: int = WIDTH) -> str:
     a command in backticks is never broken (it is there to be copied), nor a path."""
     if len(line) <= width:
         return line
-    import textwrap  # only for a long line
-
     indent = " " * (len(line) - len(line.lstrip(" ")))
     parts = line.split("`")
     kept = "`".join(part.replace(" ", "\0") if index % 2 else part for index, part in enumerate(parts))
-    lines = textwrap.wrap(
-        kept,
-        width,
-        initial_indent="",
-        subsequent_indent=indent + "    ",
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-    return "\n".join(lines).replace("\0", " ")
+    return "\n".join(wrap(kept, width, indent + "    ")).replace("\0", " ")
+
+
+# What textwrap reads as whitespace (ASCII only), each made a space; a run of spaces parts two words.
+_WHITESPACE = str.maketrans(dict.fromkeys("\t\n\x0b\x0c\r ", " "))
+_SPACES = re.compile("( +)")
+
+
+def wrap(text: str, width: int, indent: str = "") -> list[str]:
+    """The lines textwrap.wrap(text, width, subsequent_indent=indent, break_long_words=False,
+    break_on_hyphens=False) gives: a word longer than the width on a line of its own, whitespace at either end of a
+    line dropped but for the text's own lead; without textwrap, whose import and patterns cost check a millisecond."""
+    chunks = [chunk for chunk in _SPACES.split(text.expandtabs().translate(_WHITESPACE)) if chunk]
+    chunks.reverse()
+    lines: list[str] = []
+    while chunks:
+        lead = indent if lines else ""
+        room = width - len(lead)
+        if lines and not chunks[-1].strip():
+            del chunks[-1]
+        line: list[str] = []
+        length = 0
+        while chunks and length + len(chunks[-1]) <= room:
+            length += len(chunks[-1])
+            line.append(chunks.pop())
+        if chunks and not line and len(chunks[-1]) > room:
+            line.append(chunks.pop())
+        if line and not line[-1].strip():
+            del line[-1]
+        if line:
+            lines.append(lead + "".join(line))
+    return lines
 
 
 def _within(text: str, roots: Sequence[Path]) -> str:
@@ -574,8 +595,6 @@ def terminal_columns(fallback: int = WIDTH) -> int:
 def _table_lines(rows: list[list[str]]) -> list[str]:
     """The table in columns, its last one (the title) wrapped to fit the terminal's width (COLUMNS; WIDTH where
     the output is no terminal), its further lines starting where the column starts."""
-    import textwrap
-
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
     columns = terminal_columns()
     start = sum(widths) + 2 * len(widths)
@@ -584,7 +603,7 @@ def _table_lines(rows: list[list[str]]) -> list[str]:
     lines = []
     for row in rows:
         head = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
-        title = textwrap.wrap(row[-1], max(columns - start, 20), break_long_words=False, break_on_hyphens=False)
+        title = wrap(row[-1], max(columns - start, 20))
         if below:
             lines += [head.rstrip(), *(" " * start + part for part in title)]
             continue

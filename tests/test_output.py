@@ -142,3 +142,31 @@ def test_list_shows_one_column_per_environment_and_says_which(tmp_path: Path) ->
     for number, (site, path) in enumerate(zip(sites, paths, strict=True), start=1):
         assert f"\n{number}: {path} [Python " in done.text and f": toypkg {site.version} in {site.root}\n" in done.text
     assert os.sep in done.lines[-1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "one",
+        "  lead kept, then words that run past the width of the line and go on",
+        "a " * 40,
+        "double  spaces  between\twords\nand a newline\rand\x0bvertical\x0cfeeds",
+        "averyveryverylongwordthatdoesnotfitanywhereatallinthiswidth and after",
+        "short averyveryverylongwordthatdoesnotfitanywhereatallinthiswidth",
+        "trailing spaces at the end      ",
+        "non\xa0breaking\xa0spaces stay inside one word\u2003and em spaces too",
+        "x" * 19 + " " + "y" * 20 + " " + "z",
+        "`a command in backticks` with\0protected\0spaces and more words to wrap here",
+    ],
+)
+@pytest.mark.parametrize("width", [20, 33, 120])
+def test_the_wrap_is_textwraps(text: str, width: int) -> None:
+    """render.wrap breaks lines as textwrap.wrap does with the options hfpatch gave it (words kept whole)."""
+    import textwrap
+
+    from hfpatch import render
+
+    expected = textwrap.wrap(text, width, subsequent_indent="      ", break_long_words=False, break_on_hyphens=False)
+    assert render.wrap(text, width, "      ") == expected
