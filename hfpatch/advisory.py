@@ -23,6 +23,7 @@ from __future__ import annotations
 import enum
 import json
 import operator
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -123,12 +124,13 @@ def load(catalogs: Iterable[Path]) -> Register:
     for catalog in catalogs:
         directory = catalog / DIRECTORY
         try:
-            paths = sorted(path for path in directory.iterdir() if path.suffix == ".json")
+            listed = os.listdir(directory)  # noqa: PTH208 - names: Paths only for the records
+            names = sorted(name for name in listed if name.endswith(".json") and name != ".json")
         except FileNotFoundError:
             continue
         except OSError as error:
             raise CatalogError(f"cannot list the advisory register {directory}: {error.strerror}.") from None
-        for path in paths:
+        for path in (directory / name for name in names):
             record = read(path)
             for advisory in record.ids:
                 if advisory in seen:
