@@ -259,7 +259,8 @@ _READ: dict[Path, _Read] | None = None
 _STATE_ROOTS: dict[tuple[str, ...], tuple[Path, ...]] = {}
 _STATE_KEPT: dict[Path, bool] = {}
 _LINKS: dict[str, bool] = {}
-_RECORD_LINES: dict[int, tuple[bytes, dict[str, str | None]]] = {}
+# Each RECORD read in the run: its lines by path once split (None: not yet), and how many files it was searched for.
+_RECORD_LINES: dict[int, tuple[bytes, dict[str, str | None] | None, int]] = {}
 _NEVER_INSTALLED: dict[tuple[str, Path], bool] = {}
 
 
@@ -397,17 +398,33 @@ def _keeps_state(root: Path) -> bool:
 
 
 def _record_facts(record: bytes, file: str) -> tuple[str | None, bool]:
-    """The file's RECORD line, and whether RECORD does not list it. Within a run, RECORD is split once into its
-    lines by path: a removed file's entry names hundreds of files, and searching the whole RECORD twice for each was
-    most of what `check` spent on such an entry. A path with a comma in it is searched for (wheelrecord.listing)."""
+    """The file's RECORD line, and whether RECORD does not list it. Within a run, RECORD is searched for the first
+    few files it lists (apply's one file, read again under the lock and after writing: a search finds it in
+    microseconds), and split once into its lines by path at the first file it does not list or past a few: a
+    removed file's entry names hundreds of files, and searching the whole RECORD for each was most of what `check`
+    spent on such an entry (splitting transformers' costs a millisecond). A path with a comma in it is searched for
+    (wheelrecord.listing)."""
     if _READ is None or "," in file:
-        return wheelrecord.find_line(record, file), not wheelrecord.lists(record, file)
+        line = wheelrecord.find_line(record, file)
+        return line, line is None and not wheelrecord.lists(record, file)
     kept = _RECORD_LINES.get(id(record))
     if kept is None or kept[0] is not record:
-        kept = (record, wheelrecord.listing(record))
+        kept = (record, None, 0)
+    if kept[1] is None and kept[2] < _SEARCHED:
+        line = wheelrecord.find_line(record, file)
+        if line is not None:
+            _RECORD_LINES[id(record)] = (record, None, kept[2] + 1)
+            return line, False
+    if kept[1] is None:
+        kept = (record, wheelrecord.listing(record), kept[2])
         _RECORD_LINES[id(record)] = kept
     lines = kept[1]
+    assert lines is not None
     return lines.get(file), file not in lines
+
+
+# The files of one RECORD that a run finds by searching it before it splits it into lines.
+_SEARCHED = 8
 
 
 def _link(root: Path, file: Path) -> reasons.Link | None:
