@@ -164,7 +164,9 @@ def select(
         patches = [entry.load(entries[name]) for name in names]
         _refuse_overlaps([(patch, _changes(patch)) for patch in patches])
         return patches
-    loaded = [_header(catalog / name, *found) for name, catalog, *found in _indexed(_places(entries, names))]
+    loaded = [
+        _header(catalog / name, held, record) for name, catalog, held, record in _indexed(_places(entries, names))
+    ]
     _refuse_overlaps(loaded)
     return [patch for patch, _ in loaded]
 

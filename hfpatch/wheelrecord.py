@@ -69,10 +69,10 @@ def listing(record: bytes) -> dict[str, str | None]:
     split = text.split("\r\n" if crlf else "\n")
     if text and (not crlf or text.count("\r") == len(split) - 1 == text.count("\n")):
         listed: dict[str, str | None] = {}
-        for line in split:
-            path, comma, _ = line.partition(",")
-            if comma and path not in listed:  # the first line of a path wins
-                listed[path] = line
+        for row in split:
+            name, separator, _ = row.partition(",")
+            if separator and name not in listed:  # the first line of a path wins
+                listed[name] = row
         return listed
     found: dict[str, str | None] = {}
     for line in record.splitlines():  # LF, CRLF and CR, as _line_span ends a line
