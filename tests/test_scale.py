@@ -94,15 +94,29 @@ def scramble_keeping_size_and_time(path: Path) -> None:
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
-def test_an_entry_of_an_absent_distribution_is_never_opened(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """toypkg is installed, and a catalog of three entries of other distributions beside its own: they are
-    reported from the index alone (their patch.json, scrambled, would be an error if it were read)."""
+def _beside_toypkg(tmp_path: Path) -> tuple[Path, list[str]]:
+    """toypkg installed, and a catalog of three entries of other distributions, each patch.json scrambled as the
+    index last saw it (an error if it were read): the catalog, and check's command line over it and toypkg's own."""
     site = make_site(tmp_path / "toy")
     python = wrapper_python(tmp_path / "bin" / "python", site.root)
     catalog_dir = absent_catalog(tmp_path / "team", 3)
     for directory in sorted(catalog_dir.glob("*-1")):
         scramble_keeping_size_and_time(directory / "patch.json")
-    argv = ["check", "--python", python, "--catalog", str(catalog_dir), "--catalog", str(site.team_catalog)]
+    return catalog_dir, [
+        "check",
+        "--python",
+        python,
+        "--catalog",
+        str(catalog_dir),
+        "--catalog",
+        str(site.team_catalog),
+    ]
+
+
+def test_an_entry_of_an_absent_distribution_is_never_opened(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """toypkg is installed, and a catalog of three entries of other distributions beside its own: they are
+    reported from the index alone (their patch.json, scrambled, would be an error if it were read)."""
+    catalog_dir, argv = _beside_toypkg(tmp_path)
     done = in_process([*argv, "--no-config", "--json"], capsys)
     assert done.code == 1, done.out + done.err
     conditions = {item["id"]: item["condition"] for item in done.document()["environments"][0]["patches"]}
@@ -130,12 +144,7 @@ def test_plain_check_counts_the_entries_of_packages_no_environment_imports(
         return from_index(header, directory)
 
     monkeypatch.setattr(entry, "from_index", counted)
-    site = make_site(tmp_path / "toy")
-    python = wrapper_python(tmp_path / "bin" / "python", site.root)
-    catalog_dir = absent_catalog(tmp_path / "team", 3)
-    for directory in sorted(catalog_dir.glob("*-1")):
-        scramble_keeping_size_and_time(directory / "patch.json")
-    argv = ["check", "--python", python, "--catalog", str(catalog_dir), "--catalog", str(site.team_catalog)]
+    _, argv = _beside_toypkg(tmp_path)
     plain = in_process([*argv, "--no-config"], capsys)
     assert (plain.code, plain.label(PATCH_ID)) == (1, "needs-patch"), plain.out + plain.err
     (folded,) = [line for line in plain.lines if line.strip().startswith("not concerned here:")]
