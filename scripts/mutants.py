@@ -685,8 +685,8 @@ MUTANTS = [
         "check-by-headers-of-another-entry",
         "headers.jsonl's line is taken only for the patch.json the index's record was written from",
         "hfpatch/index.py",
-        "            if sha256 != record.sha256 or not isinstance(header, dict):\n",
-        "            if not isinstance(header, dict):\n",
+        "            if sha256 != record.sha256 or not isinstance(rest, dict):\n",
+        "            if not isinstance(rest, dict):\n",
     ),
     Mutant(
         "counted-despite-state",
