@@ -210,7 +210,7 @@ def _others(root: Path, patch: Patch) -> tuple[dict[str, tuple[Interrupted, ...]
 def _orphans(patch: Patch, python: Python) -> tuple[Path, ...]:
     """The entries of the path that still hold hfpatch's state of the patch (its distribution was uninstalled)."""
     files = [file.file for file in patch.files]
-    return tuple(root for root in _holding_state(python) if holds_state(root, patch.id, files))
+    return tuple(root for root in roots_holding_state(python) if holds_state(root, patch.id, files))
 
 
 def holds_state(root: Path, patch_id: str, files: Iterable[str]) -> bool:
@@ -219,11 +219,6 @@ def holds_state(root: Path, patch_id: str, files: Iterable[str]) -> bool:
 
 
 def roots_holding_state(python: Python) -> tuple[Path, ...]:
-    """The entries of the interpreter's path that hold a .hfpatch directory at all (within a run, looked for once)."""
-    return _holding_state(python)
-
-
-def _holding_state(python: Python) -> tuple[Path, ...]:
     """The entries of the path that hold a .hfpatch directory at all: looked for once a run, since a patch whose
     distribution is not installed gains no state during the run (most environments have none anywhere)."""
     if _READ is not None and python.search_path in _STATE_ROOTS:
